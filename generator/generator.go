@@ -1,0 +1,101 @@
+// Package generator renders a tenancy agreement (tenancy.toml) into scheduler
+// manifests. It is the one library the CLI, the KRM function, the Argo CD
+// plugin and the diff command wrap; none of them re-implements a step.
+//
+// The pipeline: load (bytes with key positions) → decode → validate → plan →
+// render (Kueue or KAI) → encode (sorted, canonical, byte-stable).
+package generator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+// Backend names the scheduler the manifests are for.
+type Backend string
+
+const (
+	// Kueue renders kueue.x-k8s.io objects.
+	Kueue Backend = "kueue"
+	// KAI renders NVIDIA KAI Scheduler scheduling.run.ai/v2 Queues.
+	KAI Backend = "kai"
+)
+
+// Kueue API versions accepted by Options.KueueAPI.
+const (
+	KueueV1beta2 = "v1beta2" // storage version since Kueue 0.16; the default
+	KueueV1beta1 = "v1beta1" // for Kueue 0.15 and older
+)
+
+// ErrOptions is wrapped by errors about Options, so wrappers can tell a usage
+// error (exit 2) from a bad agreement (exit 1).
+var ErrOptions = errors.New("invalid options")
+
+// Options choose the backend and its API version.
+type Options struct {
+	Backend  Backend // empty means Kueue
+	KueueAPI string  // empty means v1beta2; ignored for KAI
+}
+
+// Normalize fills defaults and rejects unknown values with an error wrapping
+// ErrOptions.
+func (o Options) Normalize() (Options, error) {
+	if o.Backend == "" {
+		o.Backend = Kueue
+	}
+	if o.KueueAPI == "" {
+		o.KueueAPI = KueueV1beta2
+	}
+	switch o.Backend {
+	case Kueue, KAI:
+	default:
+		return o, fmt.Errorf("%w: backend %q: must be kueue or kai", ErrOptions, o.Backend)
+	}
+	switch o.KueueAPI {
+	case KueueV1beta2, KueueV1beta1:
+	default:
+		return o, fmt.Errorf("%w: kueue API %q: must be v1beta2 or v1beta1", ErrOptions, o.KueueAPI)
+	}
+	return o, nil
+}
+
+// Diagnostic is one problem in an agreement, with its position and field path.
+type Diagnostic = diag.Diagnostic
+
+// AgreementError is returned when an agreement is invalid; it lists every problem.
+type AgreementError = diag.AgreementError
+
+// Object is one rendered Kubernetes object.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Namespace  string // empty for cluster-scoped objects
+	Name       string
+	Fields     map[string]any // the whole object, as it is encoded
+	YAML       []byte         // the object's canonical YAML, without a leading ---
+}
+
+// Result is a complete rendering. It is built whole before anything is
+// written, so a failure never leaves partial output behind.
+type Result struct {
+	Plan      *plan.Agreement
+	Objects   []Object     // in output order
+	Manifests []byte       // the YAML stream: Objects joined by "---\n"
+	Warnings  []Diagnostic // e.g. what KAI cannot express exactly
+}
+
+// Render parses, validates and renders an agreement. On any error the Result
+// is nil: an invalid agreement is an *AgreementError listing every problem
+// (warnings included); bad options wrap ErrOptions.
+func Render(src Source, opts Options) (*Result, error) {
+	return render(src, opts)
+}
+
+// Check parses and validates an agreement without rendering it. It returns
+// the plan and the warnings, or an *AgreementError.
+func Check(src Source) (*plan.Agreement, []Diagnostic, error) {
+	return check(src)
+}

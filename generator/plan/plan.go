@@ -1,0 +1,103 @@
+// Package plan holds the normalized agreement: every default applied, every
+// team's quota spelled out per flavor, in a stable order. Backends render
+// from a plan only; they never see TOML.
+package plan
+
+// ReclaimPolicy says what happens when a team wants back GPUs it lent.
+type ReclaimPolicy string
+
+const (
+	// ReclaimPreempt preempts borrowers as soon as the owner needs its GPUs.
+	ReclaimPreempt ReclaimPolicy = "preempt"
+	// ReclaimWait makes the owner wait until borrowers finish.
+	ReclaimWait ReclaimPolicy = "wait"
+)
+
+// Agreement is the whole normalized agreement.
+type Agreement struct {
+	Name       string     // the shared pool: Kueue Cohort, KAI parent queue
+	Flavors    []Flavor   // sorted by name
+	Priorities []Priority // sorted by value descending, then name
+	Teams      []Team     // sorted by name
+	Topology   *Topology  // nil without [topology]
+}
+
+// Flavor is one kind of GPU and how many of it the cluster has.
+type Flavor struct {
+	Name        string
+	Resource    string // e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb
+	Capacity    int64
+	NodeLabels  map[string]string
+	Tolerations []Toleration
+}
+
+// Toleration mirrors corev1.Toleration's string fields.
+type Toleration struct {
+	Key      string
+	Operator string
+	Value    string
+	Effect   string
+}
+
+// Priority is a named workload priority.
+type Priority struct {
+	Name  string
+	Value int32
+}
+
+// Team is one party to the agreement.
+type Team struct {
+	Name       string
+	Namespaces []string // sorted
+	Reclaim    ReclaimPolicy
+	Weight     int64
+	VMs        *int64 // nil: no limit on KubeVirt VirtualMachines
+	Quotas     []Quota // one per flavor of the agreement, in flavor order
+}
+
+// Quota is a team's share of one flavor.
+type Quota struct {
+	Flavor     string
+	Guaranteed int64 // nominal quota
+	Lendable   int64 // at most Guaranteed
+	Borrow     int64 // most GPUs used beyond Guaranteed
+}
+
+// Topology lists node label keys, coarse to fine.
+type Topology struct {
+	Name   string
+	Levels []string
+}
+
+// Flavor returns the named flavor, or nil.
+func (a *Agreement) Flavor(name string) *Flavor {
+	for i := range a.Flavors {
+		if a.Flavors[i].Name == name {
+			return &a.Flavors[i]
+		}
+	}
+	return nil
+}
+
+// Guaranteed returns the sum of guarantees of the flavor across teams.
+func (a *Agreement) Guaranteed(flavor string) int64 {
+	var sum int64
+	for _, t := range a.Teams {
+		for _, q := range t.Quotas {
+			if q.Flavor == flavor {
+				sum += q.Guaranteed
+			}
+		}
+	}
+	return sum
+}
+
+// Quota returns the team's quota for a flavor; the zero Quota when absent.
+func (t *Team) Quota(flavor string) Quota {
+	for _, q := range t.Quotas {
+		if q.Flavor == flavor {
+			return q
+		}
+	}
+	return Quota{Flavor: flavor}
+}

@@ -1,0 +1,73 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxAgreementSize caps the agreement file: the plugin runs inside Argo CD's
+// repo-server and must not be made to read arbitrarily large input.
+const MaxAgreementSize = 1 << 20 // 1 MiB
+
+// ErrTooLarge is wrapped when an agreement exceeds MaxAgreementSize.
+var ErrTooLarge = errors.New("agreement exceeds 1 MiB")
+
+// ErrOutsideRoot is wrapped when a path would leave the directory it must stay in.
+var ErrOutsideRoot = errors.New("path escapes the directory")
+
+// Source is an agreement's bytes and the name messages call it by.
+type Source struct {
+	Path string // as the user wrote it, e.g. tenancy.toml
+	Data []byte
+}
+
+// ReadFile reads an agreement, refusing files over MaxAgreementSize.
+func ReadFile(path string) (Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Source{}, err
+	}
+	defer f.Close()
+	return read(path, f)
+}
+
+// ReadFileIn reads the agreement at rel inside root. Absolute paths and paths
+// that leave root (../, or a symlink pointing out) are refused: a repository
+// must not make the renderer read files outside itself.
+func ReadFileIn(root, rel string) (Source, error) {
+	if rel == "" {
+		return Source{}, fmt.Errorf("empty agreement path")
+	}
+	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+		return Source{}, fmt.Errorf("%s: %w %s: use a relative path inside it", rel, ErrOutsideRoot, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return Source{}, err
+	}
+	defer r.Close()
+	f, err := r.Open(rel)
+	if err != nil {
+		if strings.Contains(err.Error(), "escapes") {
+			return Source{}, fmt.Errorf("%s: %w %s", rel, ErrOutsideRoot, root)
+		}
+		return Source{}, err
+	}
+	defer f.Close()
+	return read(rel, f)
+}
+
+func read(name string, r io.Reader) (Source, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxAgreementSize+1))
+	if err != nil {
+		return Source{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > MaxAgreementSize {
+		return Source{}, fmt.Errorf("%s: %w", name, ErrTooLarge)
+	}
+	return Source{Path: name, Data: data}, nil
+}
