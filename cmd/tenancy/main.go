@@ -1,0 +1,128 @@
+// Command tenancy renders a GPU-sharing agreement (tenancy.toml) into Kueue or
+// KAI Scheduler manifests, checks it, explains it, and diffs two versions of
+// it. The same binary is the kustomize KRM function and the Argo CD plugin.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes. CI scripts branch on them, so they are part of the interface.
+const (
+	exitOK      = 0
+	exitFailure = 1 // a bad agreement, or changes with diff --exit-code
+	exitUsage   = 2 // bad flags or arguments
+)
+
+// env is what a command may touch of the outside world. Tests build one with
+// buffers; main builds it from the process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	// environ lists the environment as KEY=VALUE, for commands that scan
+	// prefixes such as ARGOCD_ENV_.
+	environ func() []string
+	// dir is the working directory relative paths are read from.
+	dir string
+	// stdinIsTerminal is true when a person, not a pipe, is on stdin.
+	stdinIsTerminal bool
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(e *env, args []string) int
+}
+
+// commands lists the subcommands; help prints them in this order.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"render", "print the agreement's manifests as one YAML stream", runRender},
+		{"check", "validate the agreement; exit 0 when valid, 1 when not", runCheck},
+		{"explain", "print the agreement as a table a person reads", runExplain},
+		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
+		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
+		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate)", runArgoCD},
+	}
+}
+
+func main() {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tenancy:", err)
+		os.Exit(exitFailure)
+	}
+	e := &env{
+		stdin:           os.Stdin,
+		stdout:          os.Stdout,
+		stderr:          os.Stderr,
+		getenv:          os.Getenv,
+		environ:         os.Environ,
+		dir:             wd,
+		stdinIsTerminal: isTerminal(os.Stdin),
+	}
+	os.Exit(run(e, os.Args[1:]))
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// run dispatches to a subcommand and returns the exit code.
+func run(e *env, args []string) int {
+	if len(args) == 0 {
+		// kustomize execs a function with no arguments and a ResourceList on
+		// stdin; a person at a terminal gets the help instead.
+		if !e.stdinIsTerminal {
+			return runKustomize(e, nil)
+		}
+		usage(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		usage(e.stdout)
+		return exitOK
+	case "--version", "version":
+		fmt.Fprintln(e.stdout, "tenancy", version())
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "tenancy: unknown command %q\n\n", name)
+	usage(e.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(`tenancy renders a GPU-sharing agreement (tenancy.toml) into scheduler manifests.
+
+Usage:
+  tenancy <command> [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+Run 'tenancy <command> --help' for a command's flags.
+
+Exit codes: 0 success, 1 invalid agreement (or changes with diff --exit-code),
+2 usage error. On any error nothing is written to stdout.
+`)
+	io.WriteString(w, b.String())
+}

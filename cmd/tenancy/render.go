@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/tenancy-dev/tenancy/generator"
+)
+
+func runRender(e *env, args []string) int {
+	fs := newFlagSet(e, "render", "render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]", `
+Render the agreement in FILE (default ./tenancy.toml) and print its manifests
+as one YAML stream on stdout, objects separated by "---". The output is
+byte-identical on every run: objects in a stable order, keys sorted, quantities
+canonical and server defaults written out, so Argo CD never sees phantom drift.
+
+Warnings (for example what KAI cannot express exactly) go to stderr. On any
+error the exit status is 1 and nothing is written to stdout.`)
+	var bf backendFlags
+	bf.register(fs)
+	positional, code, ok := parseArgs(e, fs, args)
+	if !ok {
+		return code
+	}
+	path, ok := agreementPath(e, "render", positional)
+	if !ok {
+		return exitUsage
+	}
+	opts, err := bf.options()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy render: %v\n", err)
+		return exitUsage
+	}
+	res, code := renderFile(e, path, opts)
+	if res == nil {
+		return code
+	}
+	printDiagnostics(e, res.Warnings)
+	if _, err := e.stdout.Write(res.Manifests); err != nil {
+		fmt.Fprintf(e.stderr, "tenancy render: write output: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// readAgreement reads path relative to the command's working directory and
+// keeps the path as the user wrote it for messages.
+func readAgreement(e *env, path string) (generator.Source, error) {
+	full := path
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(e.dir, path)
+	}
+	src, err := generator.ReadFile(full)
+	if err != nil {
+		return src, err
+	}
+	src.Path = path
+	return src, nil
+}
+
+// renderFile reads and renders; on failure it reports on stderr and returns
+// a nil result with the exit code.
+func renderFile(e *env, path string, opts generator.Options) (*generator.Result, int) {
+	src, err := readAgreement(e, path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+		return nil, exitFailure
+	}
+	res, err := generator.Render(src, opts)
+	if err != nil {
+		return nil, reportError(e, err)
+	}
+	return res, exitOK
+}
+
+// reportError prints every diagnostic of an invalid agreement, or the error.
+func reportError(e *env, err error) int {
+	var ae *generator.AgreementError
+	if errors.As(err, &ae) {
+		printDiagnostics(e, ae.Diagnostics)
+		fmt.Fprintf(e.stderr, "tenancy: %s is invalid: %d error(s)\n", firstFile(ae), len(ae.Diagnostics.Errors()))
+		return exitFailure
+	}
+	if errors.Is(err, generator.ErrOptions) {
+		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+	return exitFailure
+}
+
+func firstFile(ae *generator.AgreementError) string {
+	for _, d := range ae.Diagnostics {
+		if d.File != "" {
+			return d.File
+		}
+	}
+	return "agreement"
+}
+
+func printDiagnostics(e *env, ds []generator.Diagnostic) {
+	for _, d := range ds {
+		fmt.Fprintln(e.stderr, d.String())
+	}
+}
