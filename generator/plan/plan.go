@@ -51,7 +51,7 @@ type Team struct {
 	Namespaces []string // sorted
 	Reclaim    ReclaimPolicy
 	Weight     int64
-	VMs        *int64 // nil: no limit on KubeVirt VirtualMachines
+	VMs        *int64  // nil: no limit on KubeVirt VirtualMachines
 	Quotas     []Quota // one per flavor of the agreement, in flavor order
 }
 
