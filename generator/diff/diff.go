@@ -1,0 +1,270 @@
+// Package diff compares two renderings of an agreement: what the change does
+// to each team (from the plans) and to each rendered object (field by field,
+// and as a unified YAML diff), so a reviewer can judge a quota change before
+// it is merged. It renders nothing itself; callers render both sides with the
+// same options and hand the results over.
+package diff
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/tenancy-dev/tenancy/generator"
+)
+
+// Op says what happened to an object, a field, a team or a flavor.
+type Op string
+
+const (
+	Added     Op = "added"
+	Removed   Op = "removed"
+	Changed   Op = "changed"
+	Unchanged Op = "unchanged"
+)
+
+// Side is one version of the agreement, rendered.
+type Side struct {
+	// Label names this side in the output: a file, or REV:file.
+	Label string
+	// Result is the rendering; nil when the file does not exist on this side,
+	// so every object is added (old side) or removed (new side).
+	Result *generator.Result
+}
+
+// Report is the whole comparison. Formatters print it; it holds no I/O.
+type Report struct {
+	Old     string         `json:"old"`
+	New     string         `json:"new"`
+	Changed bool           `json:"changed"`
+	Summary Summary        `json:"summary"`
+	Objects []ObjectChange `json:"objects"` // added, removed and changed objects only
+	Counts  Counts         `json:"counts"`
+}
+
+// Counts tallies the objects by what happened to them.
+type Counts struct {
+	Added     int `json:"added"`
+	Removed   int `json:"removed"`
+	Changed   int `json:"changed"`
+	Unchanged int `json:"unchanged"`
+}
+
+// ObjectKey identifies an object across renderings.
+type ObjectKey struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// String names the object the way kubectl does, with its API version:
+// "ClusterQueue training (kueue.x-k8s.io/v1beta2)", "LocalQueue ml/training (...)".
+func (k ObjectKey) String() string {
+	return fmt.Sprintf("%s %s (%s)", k.Kind, k.qualifiedName(), k.APIVersion)
+}
+
+func (k ObjectKey) qualifiedName() string {
+	if k.Namespace != "" {
+		return k.Namespace + "/" + k.Name
+	}
+	return k.Name
+}
+
+// ObjectChange is one object that was added, removed or changed.
+type ObjectChange struct {
+	ObjectKey
+	Op Op `json:"op"`
+	// Fields lists changed leaves with readable paths; empty for added and
+	// removed objects, whose unified diff says everything.
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Unified is a unified diff of the object's YAML, 3 lines of context.
+	Unified string `json:"unified"`
+}
+
+// FieldChange is one changed value inside an object.
+type FieldChange struct {
+	// Path names the field; keyed list elements by their key, e.g.
+	// spec.resourceGroups[0].flavors[h100].resources[nvidia.com/gpu].nominalQuota.
+	Path string `json:"path"`
+	Op   Op     `json:"op"`
+	Old  any    `json:"old,omitempty"`
+	New  any    `json:"new,omitempty"`
+}
+
+// String prints "path: old → new", with (unset) for a missing side.
+func (f FieldChange) String() string {
+	old, new := "(unset)", "(unset)"
+	if f.Op != Added {
+		old = formatValue(f.Old)
+	}
+	if f.Op != Removed {
+		new = formatValue(f.New)
+	}
+	return fmt.Sprintf("%s: %s → %s", f.Path, old, new)
+}
+
+// Compare compares two renderings. Either side may have a nil Result (the
+// file is absent there), not both.
+func Compare(old, new Side) (*Report, error) {
+	if old.Result == nil && new.Result == nil {
+		return nil, fmt.Errorf("nothing to compare: the agreement exists on neither side")
+	}
+	r := &Report{Old: old.Label, New: new.Label}
+	r.Summary = summarize(planOf(old.Result), planOf(new.Result), warningsOf(old.Result), warningsOf(new.Result))
+
+	oldObjs, err := index(old.Result)
+	if err != nil {
+		return nil, fmt.Errorf("old side: %w", err)
+	}
+	newObjs, err := index(new.Result)
+	if err != nil {
+		return nil, fmt.Errorf("new side: %w", err)
+	}
+	for _, k := range mergeOrder(keys(old.Result), keys(new.Result)) {
+		a, inOld := oldObjs[k]
+		b, inNew := newObjs[k]
+		c := ObjectChange{ObjectKey: k}
+		switch {
+		case !inOld:
+			c.Op = Added
+			c.Unified = unified(k, nil, b.yaml)
+			r.Counts.Added++
+		case !inNew:
+			c.Op = Removed
+			c.Unified = unified(k, a.yaml, nil)
+			r.Counts.Removed++
+		default:
+			c.Fields = compareFields(a.fields, b.fields)
+			if len(c.Fields) == 0 && bytes.Equal(a.yaml, b.yaml) {
+				r.Counts.Unchanged++
+				continue
+			}
+			c.Op = Changed
+			c.Unified = unified(k, a.yaml, b.yaml)
+			r.Counts.Changed++
+		}
+		r.Objects = append(r.Objects, c)
+	}
+	r.Changed = len(r.Objects) > 0 || r.Summary.changed()
+	return r, nil
+}
+
+type indexed struct {
+	fields any // normalized: map[string]any, []any, json.Number, string, bool, nil
+	yaml   []byte
+}
+
+func keyOf(o generator.Object) ObjectKey {
+	return ObjectKey{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+func keys(r *generator.Result) []ObjectKey {
+	if r == nil {
+		return nil
+	}
+	ks := make([]ObjectKey, len(r.Objects))
+	for i, o := range r.Objects {
+		ks[i] = keyOf(o)
+	}
+	return ks
+}
+
+func index(r *generator.Result) (map[ObjectKey]indexed, error) {
+	m := map[ObjectKey]indexed{}
+	if r == nil {
+		return m, nil
+	}
+	for _, o := range r.Objects {
+		k := keyOf(o)
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("object %s rendered twice", k)
+		}
+		f, err := normalize(o.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("object %s: %w", k, err)
+		}
+		m[k] = indexed{fields: f, yaml: o.YAML}
+	}
+	return m, nil
+}
+
+// normalize round-trips the fields through JSON so that values built in Go
+// (int64, typed slices, structs) and values decoded from YAML compare alike.
+func normalize(fields map[string]any) (any, error) {
+	data, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// mergeOrder lists every key once: the new rendering's order, with each
+// removed object placed after the object that preceded it in the old
+// rendering, so removals appear beside their neighbours rather than at the end.
+func mergeOrder(old, new []ObjectKey) []ObjectKey {
+	inNew := map[ObjectKey]bool{}
+	for _, k := range new {
+		inNew[k] = true
+	}
+	after := map[ObjectKey][]ObjectKey{} // removed objects, by the surviving key before them
+	var leading []ObjectKey              // removed objects with no surviving predecessor
+	var prev *ObjectKey
+	for _, k := range old {
+		if inNew[k] {
+			prev = &k
+			continue
+		}
+		if prev == nil {
+			leading = append(leading, k)
+		} else {
+			after[*prev] = append(after[*prev], k)
+		}
+	}
+	out := slices.Clone(leading)
+	seen := map[ObjectKey]bool{}
+	for _, k := range new {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, k)
+		out = append(out, after[k]...)
+	}
+	return out
+}
+
+func planOf(r *generator.Result) *planAgreement {
+	if r == nil {
+		return nil
+	}
+	return r.Plan
+}
+
+func warningsOf(r *generator.Result) []generator.Diagnostic {
+	if r == nil {
+		return nil
+	}
+	return r.Warnings
+}
+
+// equal compares normalized values.
+func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, cmp.Compare[string])
+	return ks
+}

@@ -1,0 +1,183 @@
+package diff
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// listKeys are the fields that identify an element of a list of objects, in
+// the order they are tried: Kubernetes "listType=map" lists in the objects we
+// render (Kueue flavors and resources, Topology levels) are keyed by these. A
+// list is keyed only when every element on both sides has the field as a
+// string and no two elements on one side share it; otherwise elements are
+// named by index.
+var listKeys = []string{"name", "nodeLabel"}
+
+// compareFields returns the changed leaves between two normalized objects.
+func compareFields(a, b any) []FieldChange {
+	var out []FieldChange
+	compareValue("", a, b, &out)
+	return out
+}
+
+func compareValue(path string, a, b any, out *[]FieldChange) {
+	switch av := a.(type) {
+	case map[string]any:
+		if bv, ok := b.(map[string]any); ok {
+			compareMaps(path, av, bv, out)
+			return
+		}
+	case []any:
+		if bv, ok := b.([]any); ok && isObjectList(av) && isObjectList(bv) {
+			compareLists(path, av, bv, out)
+			return
+		}
+	}
+	if !equal(a, b) {
+		*out = append(*out, FieldChange{Path: path, Op: Changed, Old: a, New: b})
+	}
+}
+
+func compareMaps(path string, a, b map[string]any, out *[]FieldChange) {
+	union := map[string]bool{}
+	for k := range a {
+		union[k] = true
+	}
+	for k := range b {
+		union[k] = true
+	}
+	for _, k := range sortedKeys(union) {
+		p := joinField(path, k)
+		av, inA := a[k]
+		bv, inB := b[k]
+		switch {
+		case !inA:
+			*out = append(*out, FieldChange{Path: p, Op: Added, New: bv})
+		case !inB:
+			*out = append(*out, FieldChange{Path: p, Op: Removed, Old: av})
+		default:
+			compareValue(p, av, bv, out)
+		}
+	}
+}
+
+// compareLists compares lists of objects by key when they are keyed, by
+// index otherwise. Lists of scalars are compared whole by compareValue: a
+// changed coveredResources reads better as one before → after line.
+func compareLists(path string, a, b []any, out *[]FieldChange) {
+	key := listKey(a, b)
+	if key == "" {
+		for i := 0; i < max(len(a), len(b)); i++ {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			switch {
+			case i >= len(a):
+				*out = append(*out, FieldChange{Path: p, Op: Added, New: b[i]})
+			case i >= len(b):
+				*out = append(*out, FieldChange{Path: p, Op: Removed, Old: a[i]})
+			default:
+				compareValue(p, a[i], b[i], out)
+			}
+		}
+		return
+	}
+	byKey := func(l []any) map[string]any {
+		m := map[string]any{}
+		for _, e := range l {
+			m[e.(map[string]any)[key].(string)] = e
+		}
+		return m
+	}
+	am, bm := byKey(a), byKey(b)
+	// Elements in the new order, then the removed ones in the old order.
+	for _, e := range b {
+		k := e.(map[string]any)[key].(string)
+		p := path + "[" + k + "]"
+		if old, ok := am[k]; ok {
+			compareValue(p, old, e, out)
+		} else {
+			*out = append(*out, FieldChange{Path: p, Op: Added, New: e})
+		}
+	}
+	for _, e := range a {
+		k := e.(map[string]any)[key].(string)
+		if _, ok := bm[k]; !ok {
+			*out = append(*out, FieldChange{Path: path + "[" + k + "]", Op: Removed, Old: e})
+		}
+	}
+}
+
+func isObjectList(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// listKey returns the field both lists are keyed by, or "".
+func listKey(a, b []any) string {
+	for _, key := range listKeys {
+		if uniqueBy(a, key) && uniqueBy(b, key) {
+			return key
+		}
+	}
+	return ""
+}
+
+func uniqueBy(l []any, key string) bool {
+	seen := map[string]bool{}
+	for _, e := range l {
+		s, ok := e.(map[string]any)[key].(string)
+		if !ok || seen[s] {
+			return false
+		}
+		seen[s] = true
+	}
+	return true
+}
+
+var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// joinField appends a map key to a path: .key when it is a plain name,
+// ["key"] when it holds dots or slashes (label keys such as
+// kueue.x-k8s.io/queue-name), so the path stays unambiguous.
+func joinField(path, key string) string {
+	if !plainField.MatchString(key) {
+		b, _ := json.Marshal(key)
+		return path + "[" + string(b) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// formatValue prints a value for a field change: scalars as YAML would show
+// them, objects and lists as compact JSON.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if v == "" || strings.TrimSpace(v) != v || strings.ContainsAny(v, "\n→") {
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}

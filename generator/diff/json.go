@@ -1,0 +1,13 @@
+package diff
+
+import "encoding/json"
+
+// JSON renders the report for tools: the Report type, indented, with a
+// trailing newline. Absent sides of a before → after pair are left out.
+func JSON(r *Report) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,230 @@
+package diff
+
+import (
+	"fmt"
+	"html"
+	"strings"
+)
+
+// GitHubCommentLimit is the most characters GitHub accepts in a pull
+// request comment.
+const GitHubCommentLimit = 65536
+
+// MarkdownLimit is the size Markdown keeps its output under, in bytes (a
+// character is at least one byte, so this is also a bound on characters). It
+// leaves room below GitHubCommentLimit for a workflow that wraps the output.
+const MarkdownLimit = GitHubCommentLimit - 4096
+
+// MarkdownMarker opens every Markdown report, so a CI job can find the
+// comment it posted earlier and update it instead of adding another.
+const MarkdownMarker = "<!-- tenancy-diff -->"
+
+// Markdown renders the report for a pull request comment: the summary
+// tables, a Mermaid chart of guaranteed GPUs per team before and after, and
+// each object's diff in a collapsed block. Output that would exceed limit
+// bytes (MarkdownLimit when limit <= 0) is cut at a block boundary with a
+// note saying what was left out.
+func Markdown(r *Report, limit int) []byte {
+	if limit <= 0 {
+		limit = MarkdownLimit
+	}
+	var blocks []string
+	add := func(format string, args ...any) { blocks = append(blocks, fmt.Sprintf(format, args...)) }
+
+	add("%s\n### tenancy diff: %s → %s\n\n", MarkdownMarker, code(r.Old), code(r.New))
+	if !r.Changed {
+		add("No changes: both sides render the same %d objects.\n", r.Counts.Unchanged)
+		blocks = append(blocks, attentionMarkdown(r.Summary))
+		return fit(blocks, limit, 0)
+	}
+	add("**Teams:** %s · **Objects:** %s\n\n", teamCounts(r.Summary), r.Counts.String())
+	blocks = append(blocks, attentionMarkdown(r.Summary))
+
+	add("#### Teams\n\n| | Team | Flavor | Guaranteed | Lendable | Borrow | Weight | Reclaim |\n|:-:|---|---|--:|--:|--:|--:|---|\n")
+	for _, rw := range teamRows(r.Summary) {
+		c := rw.cells
+		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
+			bold(rw.op, c[3]), bold(rw.op, c[4]), bold(rw.op, c[5]), bold(rw.op, c[6]), bold(rw.op, c[7]))
+	}
+	add("\n#### Pool %s\n\n| | Flavor | Resource | Capacity | Guaranteed | Share |\n|:-:|---|---|--:|--:|--:|\n", code(r.Summary.Pool.String()))
+	for _, rw := range flavorRows(r.Summary) {
+		c := rw.cells
+		add("| %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), bold(rw.op, c[3]), bold(rw.op, c[4]), bold(rw.op, c[5]))
+	}
+	add("\n")
+	for _, f := range r.Summary.Flavors {
+		if c := guaranteeChart(r.Summary, f.Name); c != "" {
+			blocks = append(blocks, c)
+		}
+	}
+	objectsStart := len(blocks)
+	add("#### Manifests\n\n%s\n\n", r.Counts.String())
+	for _, o := range r.Objects {
+		blocks = append(blocks, objectMarkdown(o))
+	}
+	return fit(blocks, limit, len(blocks)-objectsStart-1)
+}
+
+// fit joins blocks while they stay under limit; when one does not, it stops
+// and says how much was left out. objects is how many of the blocks are
+// object diffs (they come last), so the note can count them.
+func fit(blocks []string, limit, objects int) []byte {
+	var b strings.Builder
+	for i, blk := range blocks {
+		// Keep room for the note whenever more blocks follow.
+		reserve := 0
+		if i < len(blocks)-1 {
+			reserve = 400
+		}
+		if b.Len()+len(blk)+reserve > limit {
+			left := len(blocks) - i
+			shownObjects := max(objects-left, 0)
+			fmt.Fprintf(&b, "\n> [!NOTE]\n> **Output truncated** to stay under GitHub's %d-character comment limit: "+
+				"%d of %d object diffs shown, %d section(s) left out. "+
+				"Run `tenancy diff` locally for the full diff.\n", GitHubCommentLimit, shownObjects, objects, left)
+			return []byte(b.String())
+		}
+		b.WriteString(blk)
+	}
+	return []byte(b.String())
+}
+
+func attentionMarkdown(s Summary) string {
+	if len(s.Losses) == 0 && len(s.NewWarnings) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("> [!WARNING]\n")
+	for _, l := range s.Losses {
+		fmt.Fprintf(&b, "> - Team **%s** loses %d guaranteed %s GPUs (%d → %d)\n", cell(l.Team), l.Old-l.New, code(l.Flavor), l.Old, l.New)
+	}
+	for _, w := range s.NewWarnings {
+		fmt.Fprintf(&b, "> - New warning: %s\n", code(w.String()))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func teamCounts(s Summary) string {
+	var n [4]int
+	for _, t := range s.Teams {
+		switch t.Op {
+		case Added:
+			n[0]++
+		case Removed:
+			n[1]++
+		case Changed:
+			n[2]++
+		default:
+			n[3]++
+		}
+	}
+	return fmt.Sprintf("%d added, %d removed, %d changed, %d unchanged", n[0], n[1], n[2], n[3])
+}
+
+// guaranteeChart draws guaranteed GPUs of one flavor per team, before and
+// after side by side, when any team's guarantee of the flavor changes. Mermaid's xychart draws several bar series on top of
+// each other, so before and after are separate bars of one series.
+func guaranteeChart(s Summary, flavor string) string {
+	var labels, values []string
+	var top int64
+	moved := false
+	for _, t := range s.Teams {
+		var q *QuotaChange
+		for i := range t.Quotas {
+			if t.Quotas[i].Flavor == flavor {
+				q = &t.Quotas[i]
+			}
+		}
+		if q == nil || !q.Shown() {
+			continue
+		}
+		o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)
+		moved = moved || o != n
+		labels = append(labels, fmt.Sprintf(`"%s before", "%s after"`, mermaidText(t.Name), mermaidText(t.Name)))
+		values = append(values, fmt.Sprintf("%d, %d", o, n))
+		top = max(top, o, n)
+	}
+	if !moved {
+		return "" // nothing to see: the bars would pair up equal
+	}
+	for _, f := range s.Flavors {
+		if f.Name == flavor {
+			top = max(top, deref(f.Capacity.Old), deref(f.Capacity.New))
+		}
+	}
+	return fmt.Sprintf("```mermaid\nxychart-beta\n  title \"Guaranteed %s GPUs per team, before and after\"\n  x-axis [%s]\n  y-axis \"GPUs\" 0 --> %d\n  bar [%s]\n```\n\n",
+		mermaidText(flavor), strings.Join(labels, ", "), max(top, 1), strings.Join(values, ", "))
+}
+
+func objectMarkdown(o ObjectChange) string {
+	var b strings.Builder
+	what := string(o.Op)
+	if o.Op == Changed {
+		what = fmt.Sprintf("changed, %d field(s)", len(o.Fields))
+	}
+	fmt.Fprintf(&b, "<details>\n<summary>%s <code>%s %s</code> <sub>%s</sub> — %s</summary>\n\n",
+		marker(o.Op), html.EscapeString(o.Kind), html.EscapeString(o.qualifiedName()), html.EscapeString(o.APIVersion), what)
+	for _, f := range o.Fields {
+		fmt.Fprintf(&b, "- %s\n", code(f.String()))
+	}
+	if len(o.Fields) > 0 {
+		b.WriteString("\n")
+	}
+	fence := fenceFor(o.Unified)
+	fmt.Fprintf(&b, "%sdiff\n%s%s\n\n</details>\n\n", fence, o.Unified, fence)
+	return b.String()
+}
+
+func opWord(op Op) string {
+	if op == Unchanged {
+		return ""
+	}
+	return marker(op) + " " + string(op)
+}
+
+// bold emphasises a changed cell of a changed row.
+func bold(op Op, s string) string {
+	if op == Changed && strings.Contains(s, "→") {
+		return "**" + cell(s) + "**"
+	}
+	return cell(s)
+}
+
+// cell escapes what would break a table cell or turn into markup.
+func cell(s string) string {
+	s = html.EscapeString(s)
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// code wraps s in a code span whose backtick run is longer than any inside.
+func code(s string) string {
+	ticks := "`" + strings.Repeat("`", longestRun(s, '`'))
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return ticks + pad + s + pad + ticks
+}
+
+func fenceFor(s string) string {
+	return strings.Repeat("`", max(3, longestRun(s, '`')+1))
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// mermaidText keeps a label from closing Mermaid's quoted string.
+func mermaidText(s string) string {
+	return strings.ReplaceAll(s, `"`, "'")
+}

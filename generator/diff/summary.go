@@ -1,0 +1,359 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+type planAgreement = plan.Agreement
+
+// Value is a before → after pair. A nil side is absent: the team, flavor
+// or agreement does not exist there.
+type Value[T comparable] struct {
+	Old *T `json:"old,omitempty"`
+	New *T `json:"new,omitempty"`
+}
+
+func pair[T comparable](old, new *T) Value[T] { return Value[T]{Old: old, New: new} }
+
+// Changed reports whether the two sides differ, absence included.
+func (v Value[T]) Changed() bool {
+	if v.Old == nil || v.New == nil {
+		return v.Old != v.New
+	}
+	return *v.Old != *v.New
+}
+
+// String prints "old → new" when changed, the value alone when not, and "–"
+// for an absent side.
+func (v Value[T]) String() string {
+	if !v.Changed() {
+		return show(v.New)
+	}
+	return show(v.Old) + " → " + show(v.New)
+}
+
+func show[T any](p *T) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprint(*p)
+}
+
+// Summary is what the change means for the agreement, from the two plans.
+type Summary struct {
+	Pool    Value[string]  `json:"pool"`
+	Flavors []FlavorChange `json:"flavors"`
+	Teams   []TeamChange   `json:"teams"`
+	// Losses calls out every team that loses guaranteed GPUs of a flavor,
+	// including teams and flavors that are removed.
+	Losses []Loss `json:"losses"`
+	// NewWarnings are validation warnings of the new side that the old side
+	// did not have (matched by field and message, not line, since lines move).
+	NewWarnings []Warning `json:"newWarnings"`
+}
+
+// Warning is a validation warning of the new side.
+type Warning struct {
+	generator.Diagnostic
+}
+
+// MarshalJSON spells the diagnostic's fields the way the rest of the report
+// does, in lower camel case.
+func (w Warning) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Severity string `json:"severity"`
+		File     string `json:"file"`
+		Line     int    `json:"line,omitempty"`
+		Column   int    `json:"column,omitempty"`
+		Field    string `json:"field,omitempty"`
+		Message  string `json:"message"`
+		Text     string `json:"text"`
+	}{string(w.Severity), w.File, w.Line, w.Column, w.Field, w.Message, w.String()})
+}
+
+// FlavorChange is one flavor of the pool before and after.
+type FlavorChange struct {
+	Name     string        `json:"name"`
+	Op       Op            `json:"op"`
+	Resource Value[string] `json:"resource"`
+	Capacity Value[int64]  `json:"capacity"`
+	// Guaranteed is the sum of every team's guarantee of this flavor.
+	Guaranteed Value[int64] `json:"guaranteed"`
+}
+
+// TeamChange is one team before and after.
+type TeamChange struct {
+	Name    string        `json:"name"`
+	Op      Op            `json:"op"`
+	Weight  Value[int64]  `json:"weight"`
+	Reclaim Value[string] `json:"reclaim"`
+	Quotas  []QuotaChange `json:"quotas"`
+}
+
+// QuotaChange is a team's share of one flavor before and after.
+type QuotaChange struct {
+	Flavor     string       `json:"flavor"`
+	Op         Op           `json:"op"`
+	Guaranteed Value[int64] `json:"guaranteed"`
+	Lendable   Value[int64] `json:"lendable"`
+	Borrow     Value[int64] `json:"borrow"`
+}
+
+// Loss is a team that ends up guaranteed fewer GPUs of a flavor.
+type Loss struct {
+	Team   string `json:"team"`
+	Flavor string `json:"flavor"`
+	Old    int64  `json:"old"`
+	New    int64  `json:"new"`
+}
+
+// String reads as a sentence for reviewers.
+func (l Loss) String() string {
+	return fmt.Sprintf("team %s loses %d guaranteed %s GPUs (%d → %d)", l.Team, l.Old-l.New, l.Flavor, l.Old, l.New)
+}
+
+func (s Summary) changed() bool {
+	if s.Pool.Changed() {
+		return true
+	}
+	for _, f := range s.Flavors {
+		if f.Op != Unchanged {
+			return true
+		}
+	}
+	for _, t := range s.Teams {
+		if t.Op != Unchanged {
+			return true
+		}
+	}
+	return false
+}
+
+func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {
+	var s Summary
+	if old != nil {
+		s.Pool.Old = &old.Name
+	}
+	if new != nil {
+		s.Pool.New = &new.Name
+	}
+	s.Flavors = compareFlavors(old, new)
+	s.Teams = compareTeams(old, new)
+	for _, t := range s.Teams {
+		for _, q := range t.Quotas {
+			o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)
+			if n < o {
+				s.Losses = append(s.Losses, Loss{Team: t.Name, Flavor: q.Flavor, Old: o, New: n})
+			}
+		}
+	}
+	s.NewWarnings = newWarnings(oldWarn, newWarn)
+	return s
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func flavors(a *plan.Agreement) []plan.Flavor {
+	if a == nil {
+		return nil
+	}
+	return a.Flavors
+}
+
+func teams(a *plan.Agreement) []plan.Team {
+	if a == nil {
+		return nil
+	}
+	return a.Teams
+}
+
+// union returns the names of both sides, sorted: plans sort flavors and
+// teams by name, so the summary does too.
+func union(old, new []string) []string {
+	out := slices.Concat(old, new)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func opOf(inOld, inNew, changed bool) Op {
+	switch {
+	case !inOld:
+		return Added
+	case !inNew:
+		return Removed
+	case changed:
+		return Changed
+	}
+	return Unchanged
+}
+
+func compareFlavors(old, new *plan.Agreement) []FlavorChange {
+	names := func(fs []plan.Flavor) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	var out []FlavorChange
+	for _, name := range union(names(flavors(old)), names(flavors(new))) {
+		c := FlavorChange{Name: name}
+		var of, nf *plan.Flavor
+		if old != nil {
+			of = old.Flavor(name)
+		}
+		if new != nil {
+			nf = new.Flavor(name)
+		}
+		if of != nil {
+			g := old.Guaranteed(name)
+			c.Resource.Old, c.Capacity.Old, c.Guaranteed.Old = &of.Resource, &of.Capacity, &g
+		}
+		if nf != nil {
+			g := new.Guaranteed(name)
+			c.Resource.New, c.Capacity.New, c.Guaranteed.New = &nf.Resource, &nf.Capacity, &g
+		}
+		c.Op = opOf(of != nil, nf != nil, c.Resource.Changed() || c.Capacity.Changed() || c.Guaranteed.Changed())
+		out = append(out, c)
+	}
+	return out
+}
+
+func findTeam(a *plan.Agreement, name string) *plan.Team {
+	if a == nil {
+		return nil
+	}
+	for i := range a.Teams {
+		if a.Teams[i].Name == name {
+			return &a.Teams[i]
+		}
+	}
+	return nil
+}
+
+func compareTeams(old, new *plan.Agreement) []TeamChange {
+	names := func(ts []plan.Team) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	var out []TeamChange
+	for _, name := range union(names(teams(old)), names(teams(new))) {
+		ot, nt := findTeam(old, name), findTeam(new, name)
+		c := TeamChange{Name: name}
+		if ot != nil {
+			r := string(ot.Reclaim)
+			c.Weight.Old, c.Reclaim.Old = &ot.Weight, &r
+		}
+		if nt != nil {
+			r := string(nt.Reclaim)
+			c.Weight.New, c.Reclaim.New = &nt.Weight, &r
+		}
+		changed := c.Weight.Changed() || c.Reclaim.Changed()
+		for _, fl := range union(quotaFlavors(ot), quotaFlavors(nt)) {
+			q := QuotaChange{Flavor: fl}
+			var inOld, inNew bool
+			if ot != nil && slices.Contains(quotaFlavors(ot), fl) {
+				v := ot.Quota(fl)
+				q.Guaranteed.Old, q.Lendable.Old, q.Borrow.Old = &v.Guaranteed, &v.Lendable, &v.Borrow
+				inOld = true
+			}
+			if nt != nil && slices.Contains(quotaFlavors(nt), fl) {
+				v := nt.Quota(fl)
+				q.Guaranteed.New, q.Lendable.New, q.Borrow.New = &v.Guaranteed, &v.Lendable, &v.Borrow
+				inNew = true
+			}
+			q.Op = opOf(inOld, inNew, q.Guaranteed.Changed() || q.Lendable.Changed() || q.Borrow.Changed())
+			if q.sameNumbers() {
+				// A quota of zero and no quota mean the same: a flavor
+				// added to the pool does not change the teams that get
+				// none of it.
+				q.Op = Unchanged
+			}
+			changed = changed || q.Op != Unchanged
+			c.Quotas = append(c.Quotas, q)
+		}
+		c.Op = opOf(ot != nil, nt != nil, changed)
+		out = append(out, c)
+	}
+	return out
+}
+
+func quotaFlavors(t *plan.Team) []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	for _, q := range t.Quotas {
+		out = append(out, q.Flavor)
+	}
+	return out
+}
+
+// Shown reports whether a quota row is worth a line: teams hold a quota for
+// every flavor of the agreement, most of them zero, and a table full of
+// zeros hides the rows that matter.
+func (q QuotaChange) Shown() bool {
+	for _, v := range []Value[int64]{q.Guaranteed, q.Lendable, q.Borrow} {
+		if deref(v.Old) != 0 || deref(v.New) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (q QuotaChange) sameNumbers() bool {
+	for _, v := range []Value[int64]{q.Guaranteed, q.Lendable, q.Borrow} {
+		if deref(v.Old) != deref(v.New) {
+			return false
+		}
+	}
+	return true
+}
+
+// ShownQuotas returns the quota rows worth a line, at least one per team so
+// that every team appears.
+func (t TeamChange) ShownQuotas() []QuotaChange {
+	var out []QuotaChange
+	for _, q := range t.Quotas {
+		if q.Shown() {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 && len(t.Quotas) > 0 {
+		out = t.Quotas[:1]
+	}
+	return out
+}
+
+func newWarnings(old, new []generator.Diagnostic) []Warning {
+	seen := map[string]int{}
+	key := func(d generator.Diagnostic) string {
+		return strings.Join([]string{string(d.Severity), d.Field, d.Message}, "\x00")
+	}
+	for _, d := range old {
+		seen[key(d)]++
+	}
+	var out []Warning
+	for _, d := range new {
+		if seen[key(d)] > 0 {
+			seen[key(d)]--
+			continue
+		}
+		out = append(out, Warning{d})
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package diff
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// ANSI SGR sequences; used only when the caller says the output is a terminal.
+const (
+	sgrReset  = "\x1b[0m"
+	sgrBold   = "\x1b[1m"
+	sgrRed    = "\x1b[31m"
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+	sgrCyan   = "\x1b[36m"
+)
+
+// Text renders the report for a terminal. With color, added lines are green,
+// removed red, changed yellow, as in git diff.
+func Text(r *Report, color bool) []byte {
+	p := textPrinter{color: color}
+	p.line(sgrBold, fmt.Sprintf("tenancy diff %s → %s", r.Old, r.New))
+	if !r.Changed {
+		p.line("", "")
+		p.line("", fmt.Sprintf("No changes: both sides render the same %d objects.", r.Counts.Unchanged))
+		p.attention(r.Summary)
+		return []byte(p.b.String())
+	}
+
+	p.line("", "")
+	p.line(sgrBold, "Agreement "+r.Summary.Pool.String())
+	p.line("", "")
+	p.line(sgrBold, "Pool")
+	p.table([]string{"", "FLAVOR", "RESOURCE", "CAPACITY", "GUARANTEED", "SHARE"}, flavorRows(r.Summary))
+	p.line("", "")
+	p.line(sgrBold, "Teams")
+	p.table([]string{"", "TEAM", "FLAVOR", "GUARANTEED", "LENDABLE", "BORROW", "WEIGHT", "RECLAIM"}, teamRows(r.Summary))
+	p.attention(r.Summary)
+
+	p.line("", "")
+	p.line(sgrBold, "Objects: "+r.Counts.String())
+	for _, o := range r.Objects {
+		p.line("", "")
+		p.line(opColor(o.Op)+sgrBold, marker(o.Op)+" "+o.ObjectKey.String())
+		for _, f := range o.Fields {
+			p.line("", "    "+f.String())
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(o.Unified, "\n"), "\n") {
+			p.line(diffLineColor(l), "  "+l)
+		}
+	}
+	return []byte(p.b.String())
+}
+
+type textPrinter struct {
+	b     strings.Builder
+	color bool
+}
+
+func (p *textPrinter) line(sgr, s string) {
+	if p.color && sgr != "" && s != "" {
+		s = sgr + s + sgrReset
+	}
+	p.b.WriteString(s)
+	p.b.WriteByte('\n')
+}
+
+// row is one table line and the op that colours it.
+type row struct {
+	op    Op
+	cells []string
+}
+
+// table aligns the cells first and colours whole lines after, so escape
+// sequences never count towards a column's width.
+func (p *textPrinter) table(header []string, rows []row) {
+	var sb strings.Builder
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r.cells, "\t"))
+	}
+	tw.Flush()
+	lines := strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")
+	p.line("", "  "+strings.TrimRight(lines[0], " "))
+	for i, l := range lines[1:] {
+		p.line(opColor(rows[i].op), "  "+strings.TrimRight(l, " "))
+	}
+}
+
+func (p *textPrinter) attention(s Summary) {
+	if len(s.Losses) == 0 && len(s.NewWarnings) == 0 {
+		return
+	}
+	p.line("", "")
+	p.line(sgrBold, "Attention")
+	for _, l := range s.Losses {
+		p.line(sgrRed, "  ! "+l.String())
+	}
+	for _, w := range s.NewWarnings {
+		p.line(sgrYellow, "  ! new "+w.String())
+	}
+}
+
+func flavorRows(s Summary) []row {
+	var rows []row
+	for _, f := range s.Flavors {
+		rows = append(rows, row{f.Op, []string{marker(f.Op), f.Name, f.Resource.String(), f.Capacity.String(), f.Guaranteed.String(), share(f)}})
+	}
+	return rows
+}
+
+func teamRows(s Summary) []row {
+	var rows []row
+	for _, t := range s.Teams {
+		for _, q := range t.ShownQuotas() {
+			op := q.Op
+			switch {
+			case t.Op == Added || t.Op == Removed:
+				op = t.Op
+			case op == Unchanged && (t.Weight.Changed() || t.Reclaim.Changed()):
+				op = Changed
+			}
+			rows = append(rows, row{op, []string{marker(op), t.Name, q.Flavor,
+				q.Guaranteed.String(), q.Lendable.String(), q.Borrow.String(), t.Weight.String(), t.Reclaim.String()}})
+		}
+	}
+	return rows
+}
+
+// share is how much of a flavor's capacity is guaranteed to teams.
+func share(f FlavorChange) string {
+	pct := func(g, c *int64) *string {
+		if g == nil || c == nil {
+			return nil
+		}
+		s := "–"
+		if *c > 0 {
+			s = fmt.Sprintf("%d%%", (*g*100+*c/2) / *c)
+		}
+		return &s
+	}
+	return pair(pct(f.Guaranteed.Old, f.Capacity.Old), pct(f.Guaranteed.New, f.Capacity.New)).String()
+}
+
+// String tallies the counts: "1 added, 0 removed, 2 changed, 9 unchanged".
+func (c Counts) String() string {
+	return fmt.Sprintf("%d added, %d removed, %d changed, %d unchanged", c.Added, c.Removed, c.Changed, c.Unchanged)
+}
+
+func marker(op Op) string {
+	switch op {
+	case Added:
+		return "+"
+	case Removed:
+		return "-"
+	case Changed:
+		return "~"
+	}
+	return " "
+}
+
+func opColor(op Op) string {
+	switch op {
+	case Added:
+		return sgrGreen
+	case Removed:
+		return sgrRed
+	case Changed:
+		return sgrYellow
+	}
+	return ""
+}
+
+func diffLineColor(l string) string {
+	switch {
+	case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
+		return sgrBold
+	case strings.HasPrefix(l, "@@"):
+		return sgrCyan
+	case strings.HasPrefix(l, "+"):
+		return sgrGreen
+	case strings.HasPrefix(l, "-"):
+		return sgrRed
+	}
+	return ""
+}
