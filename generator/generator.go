@@ -91,7 +91,7 @@ type Result struct {
 // is nil: an invalid agreement is an *AgreementError listing every problem
 // (warnings included); bad options wrap ErrOptions.
 func Render(src Source, opts Options) (*Result, error) {
-	return render(src, opts)
+	return renderSource(src, opts)
 }
 
 // Check parses and validates an agreement without rendering it. It returns

@@ -1,0 +1,450 @@
+// Package load parses TOML into a tree of values that remembers where every
+// key and value is, so later steps can point at the exact line and column of
+// a problem. It reports every syntax and structure problem it can, but stops
+// at the first syntax error: after one, the rest of the document cannot be
+// trusted.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/tenancy-dev/tenancy/generator/diag"
+)
+
+// Kind is the TOML type of a value.
+type Kind int
+
+// The TOML types.
+const (
+	String Kind = iota + 1
+	Integer
+	Float
+	Bool
+	DateTime
+	Array
+	Table
+)
+
+func (k Kind) String() string {
+	switch k {
+	case String:
+		return "string"
+	case Integer:
+		return "integer"
+	case Float:
+		return "float"
+	case Bool:
+		return "boolean"
+	case DateTime:
+		return "date-time"
+	case Array:
+		return "array"
+	case Table:
+		return "table"
+	}
+	return "unknown"
+}
+
+// Pos is a 1-based line and column.
+type Pos struct {
+	Line, Column int
+}
+
+// Value is one TOML value and where it came from.
+type Value struct {
+	Kind   Kind
+	KeyPos Pos // the key that names the value (the header for [tables])
+	Pos    Pos // the value itself
+
+	Str   string
+	Int   int64
+	Float float64
+	Bool  bool
+	Raw   string // the value's source text, for messages
+
+	Items []*Value // Array
+	Table *Fields  // Table
+
+	// static marks arrays written as [ ... ]: TOML forbids appending to
+	// them with [[headers]].
+	static bool
+}
+
+// Fields is a TOML table: its keys in document order.
+type Fields struct {
+	Keys   []string
+	Values map[string]*Value
+
+	// header is true once a [header] defined the table; defining it again
+	// is an error. sealed marks inline tables and values, which TOML
+	// forbids extending.
+	header bool
+	sealed bool
+}
+
+// Get returns the value of a key, or nil.
+func (f *Fields) Get(key string) *Value {
+	if f == nil {
+		return nil
+	}
+	return f.Values[key]
+}
+
+// SortedKeys returns the keys in byte order, for deterministic iteration.
+func (f *Fields) SortedKeys() []string {
+	keys := append([]string(nil), f.Keys...)
+	sort.Strings(keys)
+	return keys
+}
+
+func newTable(pos Pos) *Value {
+	return &Value{Kind: Table, KeyPos: pos, Pos: pos, Table: &Fields{Values: map[string]*Value{}}}
+}
+
+func (f *Fields) set(key string, v *Value) {
+	f.Keys = append(f.Keys, key)
+	f.Values[key] = v
+}
+
+// Parse parses a TOML document. file names it in diagnostics.
+func Parse(file string, data []byte) (*Value, diag.List) {
+	l := &loader{file: file, data: data, lines: lineStarts(data)}
+	root := newTable(Pos{1, 1})
+	l.root = root.Table
+	l.current = root.Table
+
+	var p unstable.Parser
+	p.Reset(data)
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.KeyValue:
+			l.keyValue(l.current, e, "")
+		case unstable.Table:
+			l.tableHeader(e)
+		case unstable.ArrayTable:
+			l.arrayTableHeader(e)
+		}
+	}
+	if err := p.Error(); err != nil {
+		l.syntaxError(err)
+	}
+	return root, l.diags
+}
+
+type loader struct {
+	file    string
+	data    []byte
+	lines   []int // byte offset where each line starts
+	root    *Fields
+	current *Fields
+	prefix  string // the current table's dotted path, for messages
+	diags   diag.List
+}
+
+func lineStarts(data []byte) []int {
+	starts := []int{0}
+	for i, c := range data {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// pos converts a byte offset to a line and column. Columns count bytes, as
+// go-toml and most compilers do.
+func (l *loader) pos(offset int) Pos {
+	line := sort.Search(len(l.lines), func(i int) bool { return l.lines[i] > offset })
+	return Pos{Line: line, Column: offset - l.lines[line-1] + 1}
+}
+
+func (l *loader) posOf(n *unstable.Node) Pos { return l.pos(int(n.Raw.Offset)) }
+
+func (l *loader) errorf(pos Pos, field, format string, args ...any) {
+	l.diags = append(l.diags, diag.Diagnostic{
+		Severity: diag.Error, File: l.file, Line: pos.Line, Column: pos.Column,
+		Field: field, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+func (l *loader) syntaxError(err error) {
+	var perr *unstable.ParserError
+	pos := Pos{}
+	msg := err.Error()
+	if errors.As(err, &perr) {
+		msg = perr.Message
+		if off, ok := offsetIn(l.data, perr.Highlight); ok {
+			pos = l.pos(off)
+		}
+	}
+	l.errorf(pos, "", "TOML syntax error: %s", msg)
+}
+
+// offsetIn finds where sub (a subslice of data, as go-toml guarantees for
+// highlights) starts in data.
+func offsetIn(data, sub []byte) (int, bool) {
+	if len(sub) == 0 && cap(sub) == 0 {
+		return 0, false
+	}
+	off := cap(data) - cap(sub)
+	if off < 0 || off > len(data) {
+		return 0, false
+	}
+	return off, true
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// keyParts returns a key's parts and the position of each.
+func (l *loader) keyParts(it unstable.Iterator) ([]string, []Pos) {
+	var parts []string
+	var poss []Pos
+	for it.Next() {
+		n := it.Node()
+		parts = append(parts, string(n.Data))
+		poss = append(poss, l.posOf(n))
+	}
+	return parts, poss
+}
+
+// descend walks the dotted parts below t, creating implicit tables, and
+// returns the table the last part names. ok is false after an error.
+func (l *loader) descend(t *Fields, prefix string, parts []string, poss []Pos, viaDottedKey bool) (*Fields, string, bool) {
+	for i, part := range parts {
+		path := join(prefix, part)
+		v := t.Get(part)
+		switch {
+		case v == nil:
+			v = newTable(poss[i])
+			t.set(part, v)
+		case v.Kind == Array && !v.static && len(v.Items) > 0 && v.Items[len(v.Items)-1].Kind == Table && !viaDottedKey:
+			// [a.b] after [[a]] extends the last element of the array of tables.
+			v = v.Items[len(v.Items)-1]
+		case v.Kind != Table:
+			l.errorf(poss[i], path, "key %q is already defined as a %s at line %d", part, v.Kind, v.KeyPos.Line)
+			return nil, "", false
+		case v.Table.sealed:
+			l.errorf(poss[i], path, "cannot extend inline table %q defined at line %d", part, v.KeyPos.Line)
+			return nil, "", false
+		}
+		t = v.Table
+		prefix = path
+	}
+	return t, prefix, true
+}
+
+func (l *loader) tableHeader(e *unstable.Node) {
+	parts, poss := l.keyParts(e.Key())
+	parent, prefix, ok := l.descend(l.root, "", parts[:len(parts)-1], poss[:len(poss)-1], false)
+	if !ok {
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, "" // swallow the table's keys
+		return
+	}
+	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
+	path := join(prefix, last)
+	v := parent.Get(last)
+	switch {
+	case v == nil:
+		v = newTable(lastPos)
+		parent.set(last, v)
+	case v.Kind != Table:
+		l.errorf(lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		return
+	case v.Table.header || v.Table.sealed:
+		l.errorf(lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		return
+	default:
+		// An implicit table created by a deeper header; its position
+		// becomes the explicit header's.
+		v.KeyPos, v.Pos = lastPos, lastPos
+	}
+	v.Table.header = true
+	l.current, l.prefix = v.Table, path
+}
+
+func (l *loader) arrayTableHeader(e *unstable.Node) {
+	parts, poss := l.keyParts(e.Key())
+	parent, prefix, ok := l.descend(l.root, "", parts[:len(parts)-1], poss[:len(poss)-1], false)
+	if !ok {
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		return
+	}
+	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
+	path := join(prefix, last)
+	arr := parent.Get(last)
+	switch {
+	case arr == nil:
+		arr = &Value{Kind: Array, KeyPos: lastPos, Pos: lastPos}
+		parent.set(last, arr)
+	case arr.Kind != Array || arr.static:
+		l.errorf(lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		return
+	}
+	elem := newTable(lastPos)
+	elem.Table.header = true
+	arr.Items = append(arr.Items, elem)
+	l.current = elem.Table
+	l.prefix = fmt.Sprintf("%s[%d]", path, len(arr.Items)-1)
+}
+
+func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix string) {
+	if prefix == "" {
+		prefix = l.prefix
+	}
+	parts, poss := l.keyParts(e.Key())
+	parent, path, ok := l.descend(t, prefix, parts[:len(parts)-1], poss[:len(poss)-1], true)
+	if !ok {
+		return
+	}
+	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
+	path = join(path, last)
+	if prev := parent.Get(last); prev != nil {
+		l.errorf(lastPos, path, "key %q is defined twice (first at line %d)", last, prev.KeyPos.Line)
+		return
+	}
+	v := l.value(e.Value(), path)
+	if v == nil {
+		return
+	}
+	v.KeyPos = lastPos
+	parent.set(last, v)
+}
+
+// value converts a value node; nil after an error.
+func (l *loader) value(n *unstable.Node, path string) *Value {
+	v := &Value{Pos: l.posOf(n), Raw: string(l.data[n.Raw.Offset : n.Raw.Offset+n.Raw.Length])}
+	switch n.Kind {
+	case unstable.String:
+		v.Kind, v.Str = String, string(n.Data)
+	case unstable.Bool:
+		v.Kind, v.Bool = Bool, string(n.Data) == "true"
+	case unstable.Integer:
+		i, err := parseInt(string(n.Data))
+		if err != nil {
+			l.errorf(v.Pos, path, "%v", err)
+			return nil
+		}
+		v.Kind, v.Int = Integer, i
+	case unstable.Float:
+		f, err := parseFloat(string(n.Data))
+		if err != nil {
+			l.errorf(v.Pos, path, "%v", err)
+			return nil
+		}
+		v.Kind, v.Float = Float, f
+	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
+		v.Kind = DateTime
+	case unstable.Array:
+		v.Kind = Array
+		i := 0
+		for it := n.Children(); it.Next(); i++ {
+			item := l.value(it.Node(), fmt.Sprintf("%s[%d]", path, i))
+			if item == nil {
+				return nil
+			}
+			item.KeyPos = item.Pos
+			v.Items = append(v.Items, item)
+		}
+		v.static = true
+	case unstable.InlineTable:
+		tv := newTable(v.Pos)
+		for it := n.Children(); it.Next(); {
+			l.keyValue(tv.Table, it.Node(), path)
+		}
+		tv.Table.sealed = true
+		sealAll(tv.Table)
+		tv.Raw = v.Raw
+		return tv
+	default:
+		l.errorf(v.Pos, path, "unsupported TOML value")
+		return nil
+	}
+	return v
+}
+
+func sealAll(f *Fields) {
+	f.sealed = true
+	for _, v := range f.Values {
+		if v.Kind == Table {
+			sealAll(v.Table)
+		}
+	}
+}
+
+func parseInt(s string) (int64, error) {
+	clean := strings.ReplaceAll(s, "_", "")
+	base := 10
+	digits := clean
+	switch {
+	case strings.HasPrefix(clean, "0x"):
+		base, digits = 16, clean[2:]
+	case strings.HasPrefix(clean, "0o"):
+		base, digits = 8, clean[2:]
+	case strings.HasPrefix(clean, "0b"):
+		base, digits = 2, clean[2:]
+	}
+	i, err := strconv.ParseInt(digits, base, 64)
+	if err != nil {
+		var nerr *strconv.NumError
+		if errors.As(err, &nerr) && nerr.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("integer %s is out of range", s)
+		}
+		return 0, fmt.Errorf("invalid integer %s", s)
+	}
+	return i, nil
+}
+
+func parseFloat(s string) (float64, error) {
+	switch strings.TrimLeft(s, "+-") {
+	case "inf":
+		if strings.HasPrefix(s, "-") {
+			return math.Inf(-1), nil
+		}
+		return math.Inf(1), nil
+	case "nan":
+		return math.NaN(), nil
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid float %s", s)
+	}
+	return f, nil
+}
+
+// Index maps every key's dotted path (teams.training.lendable) to the
+// position of the key, for steps that know a field but not where it is.
+func Index(root *Value) map[string]Pos {
+	out := map[string]Pos{}
+	var walk func(prefix string, f *Fields)
+	walk = func(prefix string, f *Fields) {
+		for _, k := range f.Keys {
+			v := f.Values[k]
+			path := k
+			if prefix != "" {
+				path = prefix + "." + k
+			}
+			out[path] = v.KeyPos
+			if v.Kind == Table {
+				walk(path, v.Table)
+			}
+		}
+	}
+	walk("", root.Table)
+	return out
+}

@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"sort"
+
+	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/generator/validate"
+)
+
+// Build normalizes a validated agreement: defaults applied, the one-flavor
+// shorthand expanded, every team given a quota for every flavor, and all
+// lists sorted so renderings do not depend on the order of the file.
+func Build(a *agreement.Agreement) *Agreement {
+	out := &Agreement{Name: a.Name.Value}
+	for _, f := range a.Flavors {
+		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value}
+		if !f.Resource.Set {
+			pf.Resource = validate.DefaultResource
+		}
+		if len(f.NodeLabels) > 0 {
+			pf.NodeLabels = map[string]string{}
+			for _, l := range f.NodeLabels {
+				pf.NodeLabels[l.Key] = l.Value.Value
+			}
+		}
+		for _, t := range f.Tolerations {
+			pf.Tolerations = append(pf.Tolerations, Toleration{Key: t.Key.Value, Operator: t.Operator.Value, Value: t.Value.Value, Effect: t.Effect.Value})
+		}
+		out.Flavors = append(out.Flavors, pf)
+	}
+	sort.Slice(out.Flavors, func(i, j int) bool { return out.Flavors[i].Name < out.Flavors[j].Name })
+
+	for _, p := range a.Priorities {
+		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value)})
+	}
+	sort.Slice(out.Priorities, func(i, j int) bool {
+		pi, pj := out.Priorities[i], out.Priorities[j]
+		if pi.Value != pj.Value {
+			return pi.Value > pj.Value
+		}
+		return pi.Name < pj.Name
+	})
+
+	for _, t := range a.Teams {
+		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1}
+		if t.Reclaim.Set {
+			pt.Reclaim = ReclaimPolicy(t.Reclaim.Value)
+		}
+		if t.Weight.Set {
+			pt.Weight = t.Weight.Value
+		}
+		if t.VMs.Set {
+			vms := t.VMs.Value
+			pt.VMs = &vms
+		}
+		if t.NamespacesField.Set {
+			for _, ns := range t.Namespaces {
+				pt.Namespaces = append(pt.Namespaces, ns.Value)
+			}
+		} else {
+			pt.Namespaces = []string{t.Name}
+		}
+		sort.Strings(pt.Namespaces)
+		quotas := validate.Quotas(a, t)
+		for _, f := range out.Flavors {
+			q := Quota{Flavor: f.Name}
+			if aq := quotas[f.Name]; aq != nil {
+				q.Guaranteed, q.Lendable, q.Borrow = aq.Guaranteed.Value, aq.Lendable.Value, aq.Borrow.Value
+			}
+			pt.Quotas = append(pt.Quotas, q)
+		}
+		out.Teams = append(out.Teams, pt)
+	}
+	sort.Slice(out.Teams, func(i, j int) bool { return out.Teams[i].Name < out.Teams[j].Name })
+
+	if a.Topology != nil {
+		top := &Topology{Name: a.Name.Value}
+		for _, l := range a.Topology.Levels {
+			top.Levels = append(top.Levels, l.Value)
+		}
+		out.Topology = top
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+// Package render holds what the backends produce: Kubernetes objects in any
+// Go shape that encodes to JSON, plus the labels every object carries.
+// Backends live in the sub-packages kueue and kai and read only a plan.
+package render
+
+// Object is a rendered object before encoding.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Namespace  string // empty for cluster-scoped objects
+	Name       string
+	// Body encodes to the whole object with encoding/json: a typed API
+	// struct (so field names cannot drift) or a map for APIs whose Go module
+	// is not available.
+	Body any
+}
+
+// Labels tenancy puts on every object, so operators can find and select
+// what the agreement owns.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "tenancy"
+	// PoolLabel names the agreement's pool on every object.
+	PoolLabel = "tenancy.dev/pool"
+	// TeamLabel names the team on every object that belongs to one team.
+	TeamLabel = "tenancy.dev/team"
+)
+
+// Labels returns the labels of an object of the pool, and of team when it
+// is not empty.
+func Labels(pool, team string) map[string]string {
+	l := map[string]string{ManagedByLabel: ManagedBy, PoolLabel: pool}
+	if team != "" {
+		l[TeamLabel] = team
+	}
+	return l
+}
+
+// NamespaceNameLabel is set by the API server on every Namespace; rendering
+// it keeps the object read back equal to the object rendered.
+const NamespaceNameLabel = "kubernetes.io/metadata.name"
+
+// Namespace returns a team's Namespace object as a map: core/v1 types would
+// pull in client-go's scheme for two fields.
+func Namespace(pool, team, name string, extra map[string]string) Object {
+	labels := Labels(pool, team)
+	labels[NamespaceNameLabel] = name
+	for k, v := range extra {
+		labels[k] = v
+	}
+	return Object{
+		APIVersion: "v1", Kind: "Namespace", Name: name,
+		Body: map[string]any{
+			"apiVersion": "v1",
+			"kind":       "Namespace",
+			"metadata":   map[string]any{"name": name, "labels": toAny(labels)},
+		},
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

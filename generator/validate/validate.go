@@ -1,0 +1,381 @@
+// Package validate checks the semantic rules of a decoded agreement: counts
+// that add up, names Kubernetes accepts, references that resolve. It reports
+// every problem at once, each with its position and field path, and never
+// builds a Kubernetes object.
+package validate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/generator/diag"
+)
+
+// Version is the file format version this package understands.
+const Version = 1
+
+// DefaultResource is the resource a flavor counts when it names none.
+const DefaultResource = "nvidia.com/gpu"
+
+// Kueue's ClusterQueue API allows at most 64 flavors in a resource group and
+// 64 covered resources; cpu and memory take two of the latter.
+const (
+	maxFlavors   = 64
+	maxResources = 62
+)
+
+// reservedNamespaces are managed by Kubernetes itself; rendering a Namespace
+// or a LocalQueue there would fight the control plane.
+var reservedNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
+
+// Validate returns every error and warning of the agreement.
+func Validate(a *agreement.Agreement) diag.List {
+	v := &validator{a: a}
+	v.version()
+	v.name()
+	v.flavors()
+	v.priorities()
+	v.teams()
+	v.topology()
+	v.diags.Sort()
+	return v.diags
+}
+
+type validator struct {
+	a     *agreement.Agreement
+	diags diag.List
+}
+
+func (v *validator) report(sev diag.Severity, pos agreement.Pos, path, format string, args ...any) {
+	v.diags = append(v.diags, diag.Diagnostic{
+		Severity: sev, File: v.a.File, Line: pos.Line, Column: pos.Column,
+		Field: path, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+func (v *validator) errorf(pos agreement.Pos, path, format string, args ...any) {
+	v.report(diag.Error, pos, path, format, args...)
+}
+
+func (v *validator) warnf(pos agreement.Pos, path, format string, args ...any) {
+	v.report(diag.Warning, pos, path, format, args...)
+}
+
+func (v *validator) version() {
+	ver := v.a.Version
+	switch {
+	case !ver.Set && ver.Pos.Line == 0:
+		v.errorf(agreement.Pos{Line: 1, Column: 1}, "version", "is required: add version = %d at the top of the file", Version)
+	case ver.Set && ver.Value != Version:
+		v.errorf(ver.Pos, "version", "unsupported version %d: this tenancy reads version %d", ver.Value, Version)
+	}
+}
+
+func (v *validator) name() {
+	n := v.a.Name
+	if !n.Set {
+		if n.Pos.Line == 0 {
+			v.errorf(agreement.Pos{Line: 1, Column: 1}, "name", "is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue), e.g. name = \"gpu-pool\"")
+		}
+		return
+	}
+	v.dnsLabel(n.Pos, n.Path, n.Value)
+}
+
+// dnsLabel reports a name that is not an RFC 1123 label, the rule for
+// namespaces and the strictest of the names tenancy renders.
+func (v *validator) dnsLabel(pos agreement.Pos, path, name string) bool {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		v.errorf(pos, path, "%q is not a valid name: %s", name, strings.Join(errs, "; "))
+		return false
+	}
+	return true
+}
+
+func (v *validator) flavors() {
+	if len(v.a.Flavors) == 0 {
+		v.errorf(agreement.Pos{Line: 1, Column: 1}, "flavors", "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
+		return
+	}
+	if len(v.a.Flavors) > maxFlavors {
+		f := v.a.Flavors[maxFlavors]
+		v.errorf(f.Pos, f.Path, "at most %d flavors are supported (Kueue's limit per resource group)", maxFlavors)
+	}
+	resources := map[string]bool{}
+	for _, f := range v.a.Flavors {
+		v.dnsLabel(f.Pos, f.Path, f.Name)
+		res := f.Resource.Value
+		if !f.Resource.Set {
+			res = DefaultResource
+		}
+		resources[res] = true
+		if f.Resource.Set {
+			v.resourceName(f.Resource)
+		}
+		switch {
+		case !f.Capacity.Set && f.Capacity.Pos == f.Pos:
+			v.errorf(f.Pos, f.Path+".capacity", "is required: how many %s the cluster has", res)
+		case f.Capacity.Set && f.Capacity.Value <= 0:
+			v.errorf(f.Capacity.Pos, f.Capacity.Path, "must be positive, got %d", f.Capacity.Value)
+		}
+		for _, l := range f.NodeLabels {
+			for _, msg := range validation.IsQualifiedName(l.Key) {
+				v.errorf(l.Value.Pos, l.Value.Path, "node label key %q is invalid: %s", l.Key, msg)
+			}
+			if l.Value.Set {
+				for _, msg := range validation.IsValidLabelValue(l.Value.Value) {
+					v.errorf(l.Value.Pos, l.Value.Path, "node label value %q is invalid: %s", l.Value.Value, msg)
+				}
+			}
+		}
+		for _, t := range f.Tolerations {
+			v.toleration(t)
+		}
+	}
+	if len(resources) > maxResources {
+		v.errorf(v.a.Flavors[0].Pos, "flavors", "at most %d distinct resources are supported", maxResources)
+	}
+}
+
+func (v *validator) resourceName(r agreement.Str) {
+	name := r.Value
+	switch {
+	case name == "cpu" || name == "memory" || name == "ephemeral-storage" || strings.HasPrefix(name, "hugepages-"):
+		v.errorf(r.Pos, r.Path, "%q is not a GPU resource: tenancy covers cpu and memory itself", name)
+		return
+	case !strings.Contains(name, "/"):
+		v.errorf(r.Pos, r.Path, "%q must be an extended resource with a domain, e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb", name)
+		return
+	}
+	for _, msg := range validation.IsQualifiedName(name) {
+		v.errorf(r.Pos, r.Path, "%q is not a valid resource name: %s", name, msg)
+	}
+}
+
+func (v *validator) toleration(t *agreement.Toleration) {
+	op := t.Operator.Value
+	switch op {
+	case "", "Equal", "Exists":
+	default:
+		v.errorf(t.Operator.Pos, t.Operator.Path, "must be Equal or Exists, got %q", op)
+	}
+	if op == "Exists" && t.Value.Value != "" {
+		v.errorf(t.Value.Pos, t.Value.Path, "must be empty when operator is Exists")
+	}
+	if t.Key.Value == "" && op != "Exists" {
+		v.errorf(t.Pos, t.Path+".key", "is required unless operator is Exists")
+	}
+	if t.Key.Value != "" {
+		for _, msg := range validation.IsQualifiedName(t.Key.Value) {
+			v.errorf(t.Key.Pos, t.Key.Path, "%q is not a valid taint key: %s", t.Key.Value, msg)
+		}
+	}
+	if t.Value.Value != "" {
+		for _, msg := range validation.IsValidLabelValue(t.Value.Value) {
+			v.errorf(t.Value.Pos, t.Value.Path, "%q is not a valid taint value: %s", t.Value.Value, msg)
+		}
+	}
+	switch t.Effect.Value {
+	case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		v.errorf(t.Effect.Pos, t.Effect.Path, "must be NoSchedule, PreferNoSchedule or NoExecute, got %q", t.Effect.Value)
+	}
+}
+
+func (v *validator) priorities() {
+	for _, p := range v.a.Priorities {
+		if errs := validation.IsDNS1123Subdomain(p.Name); len(errs) > 0 {
+			v.errorf(p.Value.Pos, p.Value.Path, "%q is not a valid priority class name: %s", p.Name, strings.Join(errs, "; "))
+		}
+		if p.Value.Set && (p.Value.Value < math.MinInt32 || p.Value.Value > math.MaxInt32) {
+			v.errorf(p.Value.Pos, p.Value.Path, "%d is outside the 32-bit range Kubernetes priorities use (%d to %d)", p.Value.Value, math.MinInt32, math.MaxInt32)
+		}
+	}
+}
+
+// flavorNames lists the agreement's flavors for messages.
+func (v *validator) flavorNames() string {
+	names := make([]string, len(v.a.Flavors))
+	for i, f := range v.a.Flavors {
+		names[i] = f.Name
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func (v *validator) teams() {
+	if len(v.a.Teams) == 0 {
+		v.errorf(agreement.Pos{Line: 1, Column: 1}, "teams", "the agreement has no teams: add at least one [teams.NAME] with its guaranteed GPUs")
+		return
+	}
+	owner := map[string]string{} // namespace → team that claimed it first
+	for _, t := range v.a.Teams {
+		v.dnsLabel(t.Pos, t.Path, t.Name)
+		namespaces := t.Namespaces
+		if !t.NamespacesField.Set {
+			namespaces = []agreement.Str{{Value: t.Name, Set: true, Pos: t.Pos, Path: t.Path}}
+		}
+		for _, ns := range namespaces {
+			if !v.dnsLabel(ns.Pos, ns.Path, ns.Value) {
+				continue
+			}
+			if reservedNamespaces[ns.Value] {
+				v.errorf(ns.Pos, ns.Path, "namespace %q belongs to Kubernetes itself and cannot be given to a team", ns.Value)
+				continue
+			}
+			if prev, ok := owner[ns.Value]; ok {
+				if prev == t.Name {
+					v.errorf(ns.Pos, ns.Path, "namespace %q is listed twice", ns.Value)
+				} else {
+					v.errorf(ns.Pos, ns.Path, "namespace %q already belongs to team %q: a namespace can belong to one team only", ns.Value, prev)
+				}
+				continue
+			}
+			owner[ns.Value] = t.Name
+		}
+		if t.Reclaim.Set {
+			switch t.Reclaim.Value {
+			case "preempt", "wait":
+			default:
+				v.errorf(t.Reclaim.Pos, t.Reclaim.Path, `must be "preempt" or "wait", got %q`, t.Reclaim.Value)
+			}
+		}
+		if t.Weight.Set && t.Weight.Value < 0 {
+			v.errorf(t.Weight.Pos, t.Weight.Path, "must not be negative, got %d", t.Weight.Value)
+		}
+		if t.VMs.Set && t.VMs.Value < 0 {
+			v.errorf(t.VMs.Pos, t.VMs.Path, "must not be negative, got %d", t.VMs.Value)
+		}
+		v.teamQuotas(t)
+	}
+	v.capacity()
+	v.borrowing()
+}
+
+// Quotas returns the team's quota per flavor name as the agreement states
+// them, resolving the one-flavor shorthand. Invalid references are skipped:
+// Validate reports them.
+func Quotas(a *agreement.Agreement, t *agreement.Team) map[string]*agreement.Quota {
+	out := map[string]*agreement.Quota{}
+	if t.Shorthand != nil && len(a.Flavors) == 1 {
+		out[a.Flavors[0].Name] = t.Shorthand
+	}
+	for _, q := range t.Flavors {
+		for _, f := range a.Flavors {
+			if f.Name == q.Flavor {
+				out[q.Flavor] = q
+			}
+		}
+	}
+	return out
+}
+
+func (v *validator) teamQuotas(t *agreement.Team) {
+	if t.Shorthand != nil {
+		switch {
+		case len(v.a.Flavors) > 1:
+			v.errorf(t.Shorthand.Pos, t.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
+		case len(t.Flavors) > 0:
+			v.errorf(t.Flavors[0].Pos, t.Flavors[0].Path, "quota keys are given both on the team and under flavors: use one form")
+		}
+	}
+	for _, q := range t.Flavors {
+		found := false
+		for _, f := range v.a.Flavors {
+			found = found || f.Name == q.Flavor
+		}
+		if !found {
+			v.errorf(q.Pos, q.Path, "unknown flavor %q (flavors: %s)", q.Flavor, v.flavorNames())
+		}
+	}
+	quotas := []*agreement.Quota{}
+	if t.Shorthand != nil {
+		quotas = append(quotas, t.Shorthand)
+	}
+	quotas = append(quotas, t.Flavors...)
+	for _, q := range quotas {
+		for _, n := range []agreement.Int{q.Guaranteed, q.Lendable, q.Borrow} {
+			if n.Set && n.Value < 0 {
+				v.errorf(n.Pos, n.Path, "must not be negative, got %d", n.Value)
+			}
+		}
+		if q.Lendable.Set && q.Lendable.Value > q.Guaranteed.Value && q.Guaranteed.Value >= 0 {
+			v.errorf(q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a team can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value)
+		}
+	}
+}
+
+// capacity reports flavors whose teams are guaranteed more than exists.
+func (v *validator) capacity() {
+	for _, f := range v.a.Flavors {
+		if !f.Capacity.Set || f.Capacity.Value <= 0 {
+			continue
+		}
+		var sum int64
+		var parts []string
+		for _, t := range v.a.Teams {
+			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Guaranteed.Value > 0 {
+				sum += q.Guaranteed.Value
+				parts = append(parts, fmt.Sprintf("%s %d", t.Name, q.Guaranteed.Value))
+			}
+		}
+		if sum > f.Capacity.Value {
+			v.errorf(f.Capacity.Pos, f.Capacity.Path, "teams are guaranteed %d GPUs of flavor %s (%s) but its capacity is %d", sum, f.Name, strings.Join(parts, ", "), f.Capacity.Value)
+		}
+	}
+}
+
+// borrowing warns about borrow limits nobody can fill: a team can only
+// borrow what the others in the pool lend.
+func (v *validator) borrowing() {
+	for _, f := range v.a.Flavors {
+		var lendable int64
+		for _, t := range v.a.Teams {
+			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Lendable.Value > 0 {
+				lendable += q.Lendable.Value
+			}
+		}
+		for _, t := range v.a.Teams {
+			q := Quotas(v.a, t)[f.Name]
+			if q == nil || q.Borrow.Value <= 0 {
+				continue
+			}
+			others := lendable
+			if q.Lendable.Value > 0 {
+				others -= q.Lendable.Value
+			}
+			if q.Borrow.Value > others {
+				v.warnf(q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
+			}
+		}
+	}
+}
+
+func (v *validator) topology() {
+	t := v.a.Topology
+	if t == nil {
+		return
+	}
+	if len(t.Levels) == 0 {
+		v.errorf(t.Pos, t.Path+".levels", "must list at least one node label, coarse to fine, e.g. [\"cloud.provider.com/rack\", \"kubernetes.io/hostname\"]")
+		return
+	}
+	if len(t.Levels) > 16 {
+		v.errorf(t.Levels[16].Pos, t.Levels[16].Path, "at most 16 topology levels are supported")
+	}
+	seen := map[string]bool{}
+	for _, l := range t.Levels {
+		for _, msg := range validation.IsQualifiedName(l.Value) {
+			v.errorf(l.Pos, l.Path, "%q is not a valid node label key: %s", l.Value, msg)
+		}
+		if seen[l.Value] {
+			v.errorf(l.Pos, l.Path, "level %q is listed twice", l.Value)
+		}
+		seen[l.Value] = true
+	}
+}
