@@ -28,7 +28,8 @@ func Build(a *agreement.Agreement) *Agreement {
 		}
 		out.Flavors = append(out.Flavors, pf)
 	}
-	sort.Slice(out.Flavors, func(i, j int) bool { return out.Flavors[i].Name < out.Flavors[j].Name })
+	// Flavors keep the file's order: Kueue tries a ClusterQueue's flavors in
+	// order, so the order is the agreement's preference.
 
 	for _, p := range a.Priorities {
 		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value)})

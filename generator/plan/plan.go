@@ -16,7 +16,7 @@ const (
 // Agreement is the whole normalized agreement.
 type Agreement struct {
 	Name       string     // the shared pool: Kueue Cohort, KAI parent queue
-	Flavors    []Flavor   // sorted by name
+	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
 	Topology   *Topology  // nil without [topology]
