@@ -3,6 +3,8 @@
 // Backends live in the sub-packages kueue and kai and read only a plan.
 package render
 
+import "strconv"
+
 // Object is a rendered object before encoding.
 type Object struct {
 	APIVersion string
@@ -64,4 +66,25 @@ func toAny(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// VMResource is the object count a ResourceQuota limits for KubeVirt.
+const VMResource = "count/virtualmachines.kubevirt.io"
+
+// VMQuotaName names the ResourceQuota that caps a namespace's VirtualMachines.
+const VMQuotaName = "tenancy-virtualmachines"
+
+// VMQuota returns the ResourceQuota limiting KubeVirt VirtualMachines in a
+// team namespace. It is the scheduler-independent part of the agreement, so
+// both backends render it.
+func VMQuota(pool, team, namespace string, vms int64) Object {
+	return Object{
+		APIVersion: "v1", Kind: "ResourceQuota", Namespace: namespace, Name: VMQuotaName,
+		Body: map[string]any{
+			"apiVersion": "v1",
+			"kind":       "ResourceQuota",
+			"metadata":   map[string]any{"name": VMQuotaName, "namespace": namespace, "labels": toAny(Labels(pool, team))},
+			"spec":       map[string]any{"hard": map[string]any{VMResource: strconv.FormatInt(vms, 10)}},
+		},
+	}
 }

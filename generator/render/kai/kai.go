@@ -124,6 +124,9 @@ func (r *renderer) render() []render.Object {
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
 			objs = append(objs, render.Namespace(p.Name, t.Name, ns, map[string]string{QueueLabel: t.Name}))
+			if t.VMs != nil {
+				objs = append(objs, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
+			}
 		}
 	}
 	for _, pr := range p.Priorities {

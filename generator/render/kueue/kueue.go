@@ -54,7 +54,7 @@ func Render(p *plan.Agreement, apiVersion string) ([]render.Object, error) {
 		for _, ns := range t.Namespaces {
 			objs = append(objs, localQueue(p, t, ns))
 			if t.VMs != nil {
-				objs = append(objs, vmQuota(p, t, ns))
+				objs = append(objs, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
 			}
 		}
 	}
@@ -200,21 +200,6 @@ func localQueue(p *plan.Agreement, t plan.Team, ns string) render.Object {
 		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.Name), StopPolicy: &stop},
 	}
 	return object(lq, "LocalQueue", ns, t.Name)
-}
-
-// VMResource is the object count a ResourceQuota limits for KubeVirt.
-const VMResource = "count/virtualmachines.kubevirt.io"
-
-func vmQuota(p *plan.Agreement, t plan.Team, ns string) render.Object {
-	name := "tenancy-virtualmachines"
-	rq := &corev1.ResourceQuota{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: meta(p, t.Name, name, ns),
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-			VMResource: *resource.NewQuantity(*t.VMs, resource.DecimalSI),
-		}},
-	}
-	return render.Object{APIVersion: "v1", Kind: "ResourceQuota", Namespace: ns, Name: name, Body: rq}
 }
 
 // toV1beta1 converts with Kueue's own conversion functions, the ones its
