@@ -1,9 +1,299 @@
 package main
 
-import "fmt"
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
 
-// runDiff is being written; see the issue for the diff command.
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/diff"
+)
+
+// exitDiffTrouble is diff's error status: like diff(1) and git diff
+// --exit-code, 1 means "there are changes", so errors are 2.
+const exitDiffTrouble = exitUsage
+
+// gitTimeout bounds each git command; reading one blob takes milliseconds.
+const gitTimeout = 30 * time.Second
+
 func runDiff(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "tenancy diff: not implemented yet")
-	return exitFailure
+	flags := newFlagSet(e, "diff", "diff [flags] OLD.toml NEW.toml\n  tenancy diff [flags] --base REV [--head REV] [FILE]", `
+Show what a change to the agreement does: first per team and flavor
+(guaranteed, lendable, borrow, weight, reclaim before → after, the pool's
+capacity and how much of it is guaranteed, teams that lose guaranteed GPUs,
+warnings the new side adds), then every rendered object that is added,
+removed or changed, with field-level changes and a unified YAML diff.
+
+Both sides are rendered with the same --backend and --kueue-api.
+
+With --base, FILE (default ./tenancy.toml) is read at revision REV with
+git show; the new side is FILE at --head, or in the working tree when --head
+is not given. A file missing on one side means every object is added or
+removed. In a shallow CI checkout, fetch the base first, e.g.
+  git fetch --depth=1 origin "$GITHUB_BASE_REF"
+
+--output markdown prints a pull request comment (under GitHub's 65,536
+character limit; long diffs are cut with a note); --output json is for tools.
+Text is coloured when stdout is a terminal, unless --no-color or NO_COLOR.
+
+Exit status: 0 no changes (or changes without --exit-code), 1 changes with
+--exit-code, 2 an error on either side (nothing is written to stdout).`)
+	var bf backendFlags
+	bf.register(flags)
+	base := flags.String("base", "", "git revision of the old side (reads FILE with git show)")
+	head := flags.String("head", "", "git revision of the new side (default: the working tree); needs --base")
+	output := flags.String("output", "text", "output format: text, markdown or json")
+	exitCode := flags.Bool("exit-code", false, "exit 1 when anything changes, like git diff --exit-code")
+	noColor := flags.Bool("no-color", false, "never colour the text output")
+	positional, code, ok := parseArgs(e, flags, args)
+	if !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(e.stderr, "tenancy diff: "+format+"\nRun 'tenancy diff --help' for usage.\n", a...)
+		return exitUsage
+	}
+	switch *output {
+	case "text", "markdown", "json":
+	default:
+		return usageErr("--output %q: must be text, markdown or json", *output)
+	}
+	opts, err := bf.options()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	var oldSide, newSide diffSide
+	switch {
+	case *base == "" && *head != "":
+		return usageErr("--head needs --base")
+	case *base == "":
+		if len(positional) != 2 {
+			return usageErr("expected OLD and NEW files, got %d argument(s); or use --base REV [FILE]", len(positional))
+		}
+		oldSide, err = fileSide("old", e, positional[0], false)
+		if err == nil {
+			newSide, err = fileSide("new", e, positional[1], false)
+		}
+	default:
+		file, ok := agreementPath(e, "diff", positional)
+		if !ok {
+			return exitUsage
+		}
+		oldSide, err = revisionSide("old", e, *base, file)
+		if err == nil && *head != "" {
+			newSide, err = revisionSide("new", e, *head, file)
+		} else if err == nil {
+			newSide, err = fileSide("new", e, file, true)
+		}
+		if err == nil && oldSide.src == nil && newSide.src == nil {
+			err = fmt.Errorf("%s exists on neither side (%s, %s)", file, oldSide.label, newSide.label)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+		return exitDiffTrouble
+	}
+
+	oldRes, ok := renderSide(e, oldSide, opts)
+	if !ok {
+		return exitDiffTrouble
+	}
+	newRes, ok := renderSide(e, newSide, opts)
+	if !ok {
+		return exitDiffTrouble
+	}
+	report, err := diff.Compare(diff.Side{Label: oldSide.label, Result: oldRes}, diff.Side{Label: newSide.label, Result: newRes})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+		return exitDiffTrouble
+	}
+
+	var out []byte
+	switch *output {
+	case "text":
+		out = diff.Text(report, !*noColor && colorWanted(e))
+	case "markdown":
+		out = diff.Markdown(report, 0)
+	case "json":
+		if out, err = diff.JSON(report); err != nil {
+			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+			return exitDiffTrouble
+		}
+	}
+	// Everything is built before the one write: an error above leaves
+	// stdout empty.
+	if _, err := e.stdout.Write(out); err != nil {
+		fmt.Fprintf(e.stderr, "tenancy diff: write output: %v\n", err)
+		return exitDiffTrouble
+	}
+	if report.Changed && *exitCode {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// diffSide is one side's agreement before rendering; src is nil when the
+// file does not exist there.
+type diffSide struct {
+	name  string // old or new
+	label string // the file, or REV:file
+	src   *generator.Source
+}
+
+// fileSide reads a file from the working tree. A missing file is an error
+// unless missingOK (the new side of --base, where it means "deleted").
+func fileSide(name string, e *env, file string, missingOK bool) (diffSide, error) {
+	s := diffSide{name: name, label: file}
+	src, err := readAgreement(e, file)
+	if missingOK && errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("%s side: %w", name, err)
+	}
+	s.src = &src
+	return s, nil
+}
+
+// revisionSide reads file at a git revision. Diagnostics then name the file
+// as REV:file, so a reader knows which version is broken.
+func revisionSide(name string, e *env, rev, file string) (diffSide, error) {
+	s := diffSide{name: name, label: rev + ":" + file}
+	data, found, err := gitShow(e, rev, file)
+	if err != nil {
+		return s, fmt.Errorf("%s side: %w", name, err)
+	}
+	if found {
+		s.src = &generator.Source{Path: s.label, Data: data}
+	}
+	return s, nil
+}
+
+// renderSide renders one side; on failure it prints every diagnostic and a
+// line naming the side. An absent side renders to nil.
+func renderSide(e *env, s diffSide, opts generator.Options) (*generator.Result, bool) {
+	if s.src == nil {
+		return nil, true
+	}
+	res, err := generator.Render(*s.src, opts)
+	if err == nil {
+		return res, true
+	}
+	var ae *generator.AgreementError
+	if errors.As(err, &ae) {
+		printDiagnostics(e, ae.Diagnostics)
+		fmt.Fprintf(e.stderr, "tenancy diff: the %s side, %s, is invalid: %d error(s)\n", s.name, s.label, len(ae.Diagnostics.Errors()))
+		return nil, false
+	}
+	fmt.Fprintf(e.stderr, "tenancy diff: %s side, %s: %v\n", s.name, s.label, err)
+	return nil, false
+}
+
+// colorWanted follows the conventions of terminal tools: colour only on a
+// terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb.
+func colorWanted(e *env) bool {
+	f, ok := e.stdout.(*os.File)
+	return ok && isTerminal(f) && e.getenv("NO_COLOR") == "" && e.getenv("TERM") != "dumb"
+}
+
+// gitShow returns file's content at rev, or found=false when the revision
+// exists but the file does not. git runs directly, never through a shell,
+// in the command's directory; the revision cannot be mistaken for an option.
+func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
+	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n:") {
+		return nil, false, fmt.Errorf("revision %q: not a git revision", rev)
+	}
+	commit, err := git(e, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			// --quiet: git said nothing, the revision is just not there.
+			branch := "main"
+			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
+				branch = b
+			}
+			return nil, false, fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s)", rev, branch)
+		}
+		return nil, false, fmt.Errorf("revision %s: %v", rev, err)
+	}
+	commit = bytes.TrimSpace(commit)
+	// The file's path from the repository's root: git show REV:./file would
+	// do, but ls-tree needs it to tell "missing" from other errors without
+	// parsing git's (translated) messages.
+	prefix, err := git(e, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: --base needs a git work tree: %v", e.dir, err)
+	}
+	rel := file
+	if filepath.IsAbs(rel) {
+		if rel, err = filepath.Rel(e.dir, file); err != nil {
+			return nil, false, err
+		}
+	}
+	full := path.Clean(string(bytes.TrimSpace(prefix)) + filepath.ToSlash(rel))
+	if full == ".." || strings.HasPrefix(full, "../") || path.IsAbs(full) {
+		return nil, false, fmt.Errorf("%s is outside the git repository", file)
+	}
+	entry, err := git(e, "ls-tree", "--full-tree", string(commit), "--", full)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
+	}
+	if len(bytes.TrimSpace(entry)) == 0 {
+		return nil, false, nil
+	}
+	if fields := bytes.Fields(entry); len(fields) < 2 || string(fields[1]) != "blob" {
+		return nil, false, fmt.Errorf("%s at %s is not a file", file, rev)
+	}
+	data, err = git(e, "show", string(commit)+":"+full)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
+	}
+	return data, true, nil
+}
+
+// git runs one git command in e.dir and returns its stdout, refusing more
+// than generator.MaxAgreementSize of it.
+func git(e *env, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager"}, args...)...)
+	cmd.Dir = e.dir
+	var stdout cappedBuffer
+	var stderr bytes.Buffer
+	stdout.limit = generator.MaxAgreementSize
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if stdout.over {
+			return nil, generator.ErrTooLarge
+		}
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, errors.New(msg)
+		}
+		return nil, err
+	}
+	return stdout.Bytes(), nil
+}
+
+// cappedBuffer fails writes past its limit, which stops the command.
+type cappedBuffer struct {
+	bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		b.over = true
+		return 0, generator.ErrTooLarge
+	}
+	return b.Buffer.Write(p)
 }

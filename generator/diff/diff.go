@@ -149,6 +149,11 @@ func Compare(old, new Side) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, c)
 	}
+	for _, o := range r.Objects {
+		if o.Op == Removed && o.APIVersion == "v1" && o.Kind == "Namespace" {
+			r.Summary.RemovedNamespaces = append(r.Summary.RemovedNamespaces, o.Name)
+		}
+	}
 	r.Changed = len(r.Objects) > 0 || r.Summary.changed()
 	return r, nil
 }

@@ -194,7 +194,7 @@ func TestCompareFields(t *testing.T) {
 		"keyed list ignores order": {`{"l":[{"name":"a","v":1},{"name":"b","v":2}]}`, `{"l":[{"name":"b","v":2},{"name":"a","v":3}]}`,
 			[]string{"l[a].v: 1 → 3"}},
 		"keyed list element added": {`{"l":[{"name":"a"}]}`, `{"l":[{"name":"a"},{"name":"b","v":2}]}`,
-			[]string{`l[b]: (unset) → {"name":"b","v":2}`}},
+			[]string{"l[b].v: (unset) → 2"}},
 		"keyed list element removed": {`{"l":[{"name":"a"},{"name":"b"}]}`, `{"l":[{"name":"b"}]}`,
 			[]string{`l[a]: {"name":"a"} → (unset)`}},
 		"topology levels keyed by nodeLabel": {`{"levels":[{"nodeLabel":"rack"}]}`, `{"levels":[{"nodeLabel":"block"},{"nodeLabel":"rack"}]}`,

@@ -54,13 +54,52 @@ func compareMaps(path string, a, b map[string]any, out *[]FieldChange) {
 		bv, inB := b[k]
 		switch {
 		case !inA:
-			*out = append(*out, FieldChange{Path: p, Op: Added, New: bv})
+			leaves(p, bv, Added, "", out)
 		case !inB:
-			*out = append(*out, FieldChange{Path: p, Op: Removed, Old: av})
+			leaves(p, av, Removed, "", out)
 		default:
 			compareValue(p, av, bv, out)
 		}
 	}
+}
+
+// leaves reports a value that exists on one side only as one change per
+// leaf, so a flavor added to a ClusterQueue reads
+// flavors[a100].resources[nvidia.com/gpu].nominalQuota: (unset) → 16 rather
+// than as one long line of JSON. skip is the key field of a keyed list
+// element, already named in the path.
+func leaves(path string, v any, op Op, skip string, out *[]FieldChange) {
+	before := len(*out)
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if k != skip {
+				leaves(joinField(path, k), v[k], op, "", out)
+			}
+		}
+	case []any:
+		if isObjectList(v) {
+			key := listKey(v, v)
+			for i, e := range v {
+				if key != "" {
+					leaves(path+"["+e.(map[string]any)[key].(string)+"]", e, op, key, out)
+				} else {
+					leaves(path+"["+strconv.Itoa(i)+"]", e, op, "", out)
+				}
+			}
+		}
+	}
+	if len(*out) > before {
+		return
+	}
+	// A scalar, a list of scalars, or something empty: one change.
+	c := FieldChange{Path: path, Op: op}
+	if op == Added {
+		c.New = v
+	} else {
+		c.Old = v
+	}
+	*out = append(*out, c)
 }
 
 // compareLists compares lists of objects by key when they are keyed, by
@@ -73,9 +112,9 @@ func compareLists(path string, a, b []any, out *[]FieldChange) {
 			p := path + "[" + strconv.Itoa(i) + "]"
 			switch {
 			case i >= len(a):
-				*out = append(*out, FieldChange{Path: p, Op: Added, New: b[i]})
+				leaves(p, b[i], Added, "", out)
 			case i >= len(b):
-				*out = append(*out, FieldChange{Path: p, Op: Removed, Old: a[i]})
+				leaves(p, a[i], Removed, "", out)
 			default:
 				compareValue(p, a[i], b[i], out)
 			}
@@ -97,13 +136,13 @@ func compareLists(path string, a, b []any, out *[]FieldChange) {
 		if old, ok := am[k]; ok {
 			compareValue(p, old, e, out)
 		} else {
-			*out = append(*out, FieldChange{Path: p, Op: Added, New: e})
+			leaves(p, e, Added, key, out)
 		}
 	}
 	for _, e := range a {
 		k := e.(map[string]any)[key].(string)
 		if _, ok := bm[k]; !ok {
-			*out = append(*out, FieldChange{Path: path + "[" + k + "]", Op: Removed, Old: e})
+			leaves(path+"["+k+"]", e, Removed, key, out)
 		}
 	}
 }

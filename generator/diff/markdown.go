@@ -44,12 +44,12 @@ func Markdown(r *Report, limit int) []byte {
 	for _, rw := range teamRows(r.Summary) {
 		c := rw.cells
 		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
-			bold(rw.op, c[3]), bold(rw.op, c[4]), bold(rw.op, c[5]), bold(rw.op, c[6]), bold(rw.op, c[7]))
+			emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]), emph(rw.op, c[7]))
 	}
 	add("\n#### Pool %s\n\n| | Flavor | Resource | Capacity | Guaranteed | Share |\n|:-:|---|---|--:|--:|--:|\n", code(r.Summary.Pool.String()))
 	for _, rw := range flavorRows(r.Summary) {
 		c := rw.cells
-		add("| %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), bold(rw.op, c[3]), bold(rw.op, c[4]), bold(rw.op, c[5]))
+		add("| %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]))
 	}
 	add("\n")
 	for _, f := range r.Summary.Flavors {
@@ -90,7 +90,7 @@ func fit(blocks []string, limit, objects int) []byte {
 }
 
 func attentionMarkdown(s Summary) string {
-	if len(s.Losses) == 0 && len(s.NewWarnings) == 0 {
+	if !s.needsAttention() {
 		return ""
 	}
 	var b strings.Builder
@@ -98,8 +98,15 @@ func attentionMarkdown(s Summary) string {
 	for _, l := range s.Losses {
 		fmt.Fprintf(&b, "> - Team **%s** loses %d guaranteed %s GPUs (%d → %d)\n", cell(l.Team), l.Old-l.New, code(l.Flavor), l.Old, l.New)
 	}
+	for _, ns := range s.RemovedNamespaces {
+		fmt.Fprintf(&b, "> - %s\n", cell(namespaceRemoval(ns)))
+	}
 	for _, w := range s.NewWarnings {
-		fmt.Fprintf(&b, "> - New warning: %s\n", code(w.String()))
+		field := ""
+		if w.Field != "" {
+			field = " " + code(w.Field)
+		}
+		fmt.Fprintf(&b, "> - New warning: %s%s: %s\n", code(w.Position()), field, cell(w.Message))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -183,9 +190,13 @@ func opWord(op Op) string {
 	return marker(op) + " " + string(op)
 }
 
-// bold emphasises a changed cell of a changed row.
-func bold(op Op, s string) string {
-	if op == Changed && strings.Contains(s, "→") {
+// emph marks up a cell: changed values bold, removed rows struck through
+// so their numbers are not read as current.
+func emph(op Op, s string) string {
+	switch {
+	case op == Removed && s != "":
+		return "~~" + cell(s) + "~~"
+	case op == Changed && strings.Contains(s, "→"):
 		return "**" + cell(s) + "**"
 	}
 	return cell(s)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -56,11 +57,36 @@ type Summary struct {
 	// NewWarnings are validation warnings of the new side that the old side
 	// did not have (matched by field and message, not line, since lines move).
 	NewWarnings []Warning `json:"newWarnings"`
+	// RemovedNamespaces are Namespaces the new side no longer renders: with
+	// pruning on, Argo CD deletes them and every workload in them.
+	RemovedNamespaces []string `json:"removedNamespaces"`
 }
 
 // Warning is a validation warning of the new side.
 type Warning struct {
 	generator.Diagnostic
+}
+
+// Position is file:line:col, as far as known.
+func (w Warning) Position() string {
+	s := w.File
+	if w.Line > 0 {
+		s += ":" + strconv.Itoa(w.Line)
+		if w.Column > 0 {
+			s += ":" + strconv.Itoa(w.Column)
+		}
+	}
+	return s
+}
+
+// Text is the diagnostic without its severity, which the caller says:
+// "new.toml:15:10: teams.training.borrow: borrow (8) exceeds ...".
+func (w Warning) Text() string {
+	s := w.Position() + ": "
+	if w.Field != "" {
+		s += w.Field + ": "
+	}
+	return s + w.Message
 }
 
 // MarshalJSON spells the diagnostic's fields the way the rest of the report

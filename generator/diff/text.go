@@ -90,7 +90,7 @@ func (p *textPrinter) table(header []string, rows []row) {
 }
 
 func (p *textPrinter) attention(s Summary) {
-	if len(s.Losses) == 0 && len(s.NewWarnings) == 0 {
+	if !s.needsAttention() {
 		return
 	}
 	p.line("", "")
@@ -98,15 +98,19 @@ func (p *textPrinter) attention(s Summary) {
 	for _, l := range s.Losses {
 		p.line(sgrRed, "  ! "+l.String())
 	}
+	for _, ns := range s.RemovedNamespaces {
+		p.line(sgrRed, "  ! "+namespaceRemoval(ns))
+	}
 	for _, w := range s.NewWarnings {
-		p.line(sgrYellow, "  ! new "+w.String())
+		p.line(sgrYellow, "  ! new warning: "+w.Text())
 	}
 }
 
 func flavorRows(s Summary) []row {
 	var rows []row
 	for _, f := range s.Flavors {
-		rows = append(rows, row{f.Op, []string{marker(f.Op), f.Name, f.Resource.String(), f.Capacity.String(), f.Guaranteed.String(), share(f)}})
+		rows = append(rows, row{f.Op, []string{marker(f.Op), f.Name,
+			cellValue(f.Resource, f.Op), cellValue(f.Capacity, f.Op), cellValue(f.Guaranteed, f.Op), cellValue(share(f), f.Op)}})
 	}
 	return rows
 }
@@ -123,14 +127,28 @@ func teamRows(s Summary) []row {
 				op = Changed
 			}
 			rows = append(rows, row{op, []string{marker(op), t.Name, q.Flavor,
-				q.Guaranteed.String(), q.Lendable.String(), q.Borrow.String(), t.Weight.String(), t.Reclaim.String()}})
+				cellValue(q.Guaranteed, op), cellValue(q.Lendable, op), cellValue(q.Borrow, op),
+				cellValue(t.Weight, op), cellValue(t.Reclaim, op)}})
 		}
 	}
 	return rows
 }
 
+// cellValue prints a table cell: the row's marker already says a row is
+// added or removed, so those show the one side that exists rather than a
+// column of "– → 16".
+func cellValue[T comparable](v Value[T], op Op) string {
+	switch op {
+	case Added:
+		return show(v.New)
+	case Removed:
+		return show(v.Old)
+	}
+	return v.String()
+}
+
 // share is how much of a flavor's capacity is guaranteed to teams.
-func share(f FlavorChange) string {
+func share(f FlavorChange) Value[string] {
 	pct := func(g, c *int64) *string {
 		if g == nil || c == nil {
 			return nil
@@ -141,7 +159,7 @@ func share(f FlavorChange) string {
 		}
 		return &s
 	}
-	return pair(pct(f.Guaranteed.Old, f.Capacity.Old), pct(f.Guaranteed.New, f.Capacity.New)).String()
+	return pair(pct(f.Guaranteed.Old, f.Capacity.Old), pct(f.Guaranteed.New, f.Capacity.New))
 }
 
 // String tallies the counts: "1 added, 0 removed, 2 changed, 9 unchanged".
@@ -185,4 +203,12 @@ func diffLineColor(l string) string {
 		return sgrRed
 	}
 	return ""
+}
+
+func (s Summary) needsAttention() bool {
+	return len(s.Losses)+len(s.NewWarnings)+len(s.RemovedNamespaces) > 0
+}
+
+func namespaceRemoval(ns string) string {
+	return fmt.Sprintf("Namespace %s is no longer rendered: with pruning on, Argo CD deletes it and every workload in it", ns)
 }
