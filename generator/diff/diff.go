@@ -113,7 +113,8 @@ func Compare(old, new Side) (*Report, error) {
 	if old.Result == nil && new.Result == nil {
 		return nil, fmt.Errorf("nothing to compare: the agreement exists on neither side")
 	}
-	r := &Report{Old: old.Label, New: new.Label}
+	// Empty lists, not nulls, in JSON: tools iterate without checking.
+	r := &Report{Old: old.Label, New: new.Label, Objects: []ObjectChange{}}
 	r.Summary = summarize(planOf(old.Result), planOf(new.Result), warningsOf(old.Result), warningsOf(new.Result))
 
 	oldObjs, err := index(old.Result)

@@ -162,7 +162,7 @@ func (s Summary) changed() bool {
 }
 
 func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {
-	var s Summary
+	s := Summary{Losses: []Loss{}, RemovedNamespaces: []string{}}
 	if old != nil {
 		s.Pool.Old = &old.Name
 	}
@@ -204,12 +204,17 @@ func teams(a *plan.Agreement) []plan.Team {
 	return a.Teams
 }
 
-// union returns the names of both sides, sorted: plans sort flavors and
-// teams by name, so the summary does too.
+// union returns the names of both sides in the new side's order (the
+// plan's: teams by name, flavors in order of preference), followed by the
+// names only the old side has.
 func union(old, new []string) []string {
-	out := slices.Concat(old, new)
-	slices.Sort(out)
-	return slices.Compact(out)
+	out := slices.Clone(new)
+	for _, n := range old {
+		if !slices.Contains(new, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func opOf(inOld, inNew, changed bool) Op {
@@ -232,7 +237,7 @@ func compareFlavors(old, new *plan.Agreement) []FlavorChange {
 		}
 		return out
 	}
-	var out []FlavorChange
+	out := []FlavorChange{}
 	for _, name := range union(names(flavors(old)), names(flavors(new))) {
 		c := FlavorChange{Name: name}
 		var of, nf *plan.Flavor
@@ -276,8 +281,10 @@ func compareTeams(old, new *plan.Agreement) []TeamChange {
 		}
 		return out
 	}
-	var out []TeamChange
-	for _, name := range union(names(teams(old)), names(teams(new))) {
+	out := []TeamChange{}
+	all := union(names(teams(old)), names(teams(new)))
+	slices.Sort(all) // a removed team in its place, not at the end
+	for _, name := range all {
 		ot, nt := findTeam(old, name), findTeam(new, name)
 		c := TeamChange{Name: name}
 		if ot != nil {
@@ -373,7 +380,7 @@ func newWarnings(old, new []generator.Diagnostic) []Warning {
 	for _, d := range old {
 		seen[key(d)]++
 	}
-	var out []Warning
+	out := []Warning{}
 	for _, d := range new {
 		if seen[key(d)] > 0 {
 			seen[key(d)]--
