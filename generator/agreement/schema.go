@@ -1,0 +1,27 @@
+package agreement
+
+import _ "embed"
+
+// Schema is the JSON Schema (draft-07) of the tenancy.toml format, version 1.
+// Editors such as Taplo (Even Better TOML) use it for completion, hover text
+// and checks while a person types; tenancy check remains the authority, as
+// some rules (lendable at most guaranteed, guarantees within capacity) are
+// beyond what a schema can say.
+//
+//go:embed tenancy.schema.json
+var Schema []byte
+
+// TableKeys returns the keys each table of the format accepts, by table:
+// "root", "flavor", "toleration", "team", "quota" and "topology". It exists
+// so a test can hold Schema to the keys the decoder actually reads.
+func TableKeys() map[string][]string {
+	clone := func(keys []string) []string { return append([]string(nil), keys...) }
+	return map[string][]string{
+		"root":       clone(rootKeys),
+		"flavor":     clone(flavorKeys),
+		"toleration": clone(tolerationKeys),
+		"team":       clone(teamKeys),
+		"quota":      clone(quotaKeys),
+		"topology":   clone(topologyKeys),
+	}
+}

@@ -1,0 +1,448 @@
+package agreement_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/agreement"
+)
+
+// schemaDoc is agreement.Schema decoded, for walking.
+func schemaDoc(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(agreement.Schema, &doc); err != nil {
+		t.Fatalf("tenancy.schema.json is not JSON: %v", err)
+	}
+	return doc
+}
+
+// compileSchema compiles the schema with a real validator; compiling also
+// checks it against the draft-07 meta-schema.
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(agreement.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("tenancy.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("tenancy.schema.json")
+	if err != nil {
+		t.Fatalf("compile tenancy.schema.json: %v", err)
+	}
+	return sch
+}
+
+// tomlAsJSON converts a TOML document to the JSON value an editor validates,
+// the way Taplo does: tables become objects, arrays arrays.
+func tomlAsJSON(t *testing.T, src string) any {
+	t.Helper()
+	var m map[string]any
+	if err := toml.Unmarshal([]byte(src), &m); err != nil {
+		t.Fatalf("TOML: %v", err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// resolve follows a local "#/definitions/NAME" reference.
+func resolve(t *testing.T, root, s map[string]any) map[string]any {
+	t.Helper()
+	ref, ok := s["$ref"].(string)
+	if !ok {
+		return s
+	}
+	name, ok := strings.CutPrefix(ref, "#/definitions/")
+	if !ok {
+		t.Fatalf("unexpected $ref %q", ref)
+	}
+	def, ok := root["definitions"].(map[string]any)[name].(map[string]any)
+	if !ok {
+		t.Fatalf("$ref %q resolves to nothing", ref)
+	}
+	return resolve(t, root, def)
+}
+
+// child returns s[keys[0]][keys[1]]..., resolving references on the way.
+func child(t *testing.T, root, s map[string]any, keys ...string) map[string]any {
+	t.Helper()
+	for _, k := range keys {
+		next, ok := s[k].(map[string]any)
+		if !ok {
+			t.Fatalf("schema has no %q under %v", k, keys)
+		}
+		s = resolve(t, root, next)
+	}
+	return s
+}
+
+// onlyPattern returns the one schema of a map's patternProperties.
+func onlyPattern(t *testing.T, root, s map[string]any) map[string]any {
+	t.Helper()
+	pp, _ := s["patternProperties"].(map[string]any)
+	if len(pp) != 1 {
+		t.Fatalf("want one patternProperties entry, got %d", len(pp))
+	}
+	for _, v := range pp {
+		return resolve(t, root, v.(map[string]any))
+	}
+	return nil
+}
+
+// TestSchemaKeysMatchDecoder holds the schema to the keys the decoder reads:
+// a key added to the format but not to the schema (or the reverse) fails.
+func TestSchemaKeysMatchDecoder(t *testing.T) {
+	root := schemaDoc(t)
+	flavor := onlyPattern(t, root, child(t, root, root, "properties", "flavors"))
+	team := onlyPattern(t, root, child(t, root, root, "properties", "teams"))
+	tables := map[string]map[string]any{
+		"root":       root,
+		"flavor":     flavor,
+		"toleration": child(t, root, flavor, "properties", "tolerations", "items"),
+		"team":       team,
+		"quota":      onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
+		"topology":   child(t, root, root, "properties", "topology"),
+	}
+	decoder := agreement.TableKeys()
+	var names []string
+	for name := range decoder {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if d := cmp.Diff(names, sortedKeys(tables)); d != "" {
+		t.Fatalf("tables of the decoder vs. tables this test checks (-want,+got):\n%s", d)
+	}
+	for name, s := range tables {
+		t.Run(name, func(t *testing.T) {
+			want := append([]string(nil), decoder[name]...)
+			sort.Strings(want)
+			props, _ := s["properties"].(map[string]any)
+			if d := cmp.Diff(want, sortedKeys(props)); d != "" {
+				t.Errorf("keys of the %s table: decoder vs. schema (-want,+got):\n%s", name, d)
+			}
+			// The decoder rejects unknown keys, so the schema must too:
+			// an editor should flag lendible as the tool will.
+			if s["additionalProperties"] != false {
+				t.Errorf("the %s table must set additionalProperties: false", name)
+			}
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestSchemaDescribesEveryKey: editors show descriptions as hover text, so
+// every key a person can write has one.
+func TestSchemaDescribesEveryKey(t *testing.T) {
+	root := schemaDoc(t)
+	var walk func(path string, s map[string]any)
+	walk = func(path string, s map[string]any) {
+		for key, v := range s {
+			sub, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			switch key {
+			case "properties":
+				for name, p := range sub {
+					p := resolve(t, root, p.(map[string]any))
+					if desc, _ := p["description"].(string); strings.TrimSpace(desc) == "" {
+						t.Errorf("%s.%s has no description", path, name)
+					}
+					walk(path+"."+name, p)
+				}
+			case "patternProperties", "definitions":
+				for name, p := range sub {
+					walk(path+"["+name+"]", p.(map[string]any))
+				}
+			case "additionalProperties", "items":
+				walk(path, sub)
+				// if/then/else, not and dependencies only constrain keys
+				// documented where they are declared.
+			}
+		}
+	}
+	walk("", root)
+}
+
+// agreementFiles lists the reference agreement and every example.
+func agreementFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"../../tenancy.toml"}
+	err := filepath.WalkDir("../../examples", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == "testdata" && d.IsDir() {
+			return filepath.SkipDir
+		}
+		if d.Name() == "tenancy.toml" {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found only %v: the examples moved?", files)
+	}
+	return files
+}
+
+func TestSchemaAcceptsExamples(t *testing.T) {
+	sch := compileSchema(t)
+	for _, path := range agreementFiles(t) {
+		t.Run(path, func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sch.Validate(tomlAsJSON(t, string(src))); err != nil {
+				t.Errorf("%s does not match tenancy.schema.json:\n%v", path, err)
+			}
+		})
+	}
+}
+
+// leafLocations returns where in the document each innermost schema error
+// points, as "teams/training/lendible"-style paths.
+func leafLocations(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{"not a validation error: " + err.Error()}
+	}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, strings.Join(e.InstanceLocation, "/"))
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+const header = "version = 1\nname = \"gpu-pool\"\n[flavors.h100]\ncapacity = 32\n"
+
+// TestSchemaAgreesWithCheck runs documents through both the schema and
+// generator.Check. Where they are meant to agree, schemaOK == checkOK; the
+// cases where they differ record what a schema cannot say, so an editor is
+// never stricter than the tool.
+func TestSchemaAgreesWithCheck(t *testing.T) {
+	sch := compileSchema(t)
+	tests := map[string]struct {
+		doc      string
+		schemaOK bool
+		checkOK  bool
+		at       string // where the schema reports the problem
+	}{
+		"reference shorthand": {
+			doc: header + "[teams.training]\nguaranteed = 16\nlendable = 8\nborrow = 8\nreclaim = \"wait\"\nweight = 2\nvms = 0\n",
+			schemaOK: true, checkOK: true,
+		},
+		"multi-flavor with tolerations, labels, topology and priorities": {
+			doc: `version = 1
+name = "gpu-pool"
+[topology]
+levels = ["cloud.example.com/rack", "kubernetes.io/hostname"]
+[flavors.h100]
+capacity = 8
+node_labels = { "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" }
+tolerations = [{ operator = "Exists" }, { key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
+[flavors.mig]
+resource = "nvidia.com/mig-1g.10gb"
+capacity = 14
+[priorities]
+critical = 2147483647
+background = -2147483648
+[teams.a]
+namespaces = ["a", "a-dev"]
+[teams.a.flavors.h100]
+guaranteed = 8
+[teams.a.flavors.mig]
+borrow = 2
+`,
+			schemaOK: true, checkOK: true,
+		},
+		"typo in a team key": {
+			doc:      header + "[teams.training]\nguaranteed = 16\nlendible = 8\n",
+			schemaOK: false, checkOK: false, at: "teams/training",
+		},
+		"typo in a top-level key": {
+			doc:      "nmae = \"x\"\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "",
+		},
+		"negative guaranteed": {
+			doc:      header + "[teams.training]\nguaranteed = -1\n",
+			schemaOK: false, checkOK: false, at: "teams/training/guaranteed",
+		},
+		"negative borrow under flavors": {
+			doc:      header + "[teams.a.flavors.h100]\nguaranteed = 1\nborrow = -2\n",
+			schemaOK: false, checkOK: false, at: "teams/a/flavors/h100/borrow",
+		},
+		"bad reclaim": {
+			doc:      header + "[teams.training]\nguaranteed = 1\nreclaim = \"later\"\n",
+			schemaOK: false, checkOK: false, at: "teams/training/reclaim",
+		},
+		"version 2": {
+			doc:      strings.Replace(header, "version = 1", "version = 2", 1) + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "version",
+		},
+		"version as a string": {
+			doc:      strings.Replace(header, "version = 1", "version = \"1\"", 1) + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "version",
+		},
+		"no name": {
+			doc:      strings.Replace(header, "name = \"gpu-pool\"\n", "", 1) + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "",
+		},
+		"pool name not a DNS label": {
+			doc:      strings.Replace(header, "gpu-pool", "GPU_Pool", 1) + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "name",
+		},
+		"team name not a DNS label": {
+			doc:      header + "[teams.Training]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "teams",
+		},
+		"no teams": {
+			doc:      header,
+			schemaOK: false, checkOK: false, at: "",
+		},
+		"capacity zero": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 0", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100/capacity",
+		},
+		"capacity missing": {
+			doc:      strings.Replace(header, "capacity = 32\n", "resource = \"nvidia.com/gpu\"\n", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100",
+		},
+		"resource without a domain": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 32\nresource = \"gpu\"", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100/resource",
+		},
+		"priority beyond int32": {
+			doc:      header + "[priorities]\nhuge = 2147483648\n[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "priorities/huge",
+		},
+		"empty namespaces": {
+			doc:      header + "[teams.a]\nnamespaces = []\n",
+			schemaOK: false, checkOK: false, at: "teams/a/namespaces",
+		},
+		"namespace of Kubernetes itself": {
+			doc:      header + "[teams.a]\nnamespaces = [\"kube-system\"]\n",
+			schemaOK: false, checkOK: false, at: "teams/a/namespaces/0",
+		},
+		"namespace listed twice in a team": {
+			doc:      header + "[teams.a]\nnamespaces = [\"a\", \"a\"]\n",
+			schemaOK: false, checkOK: false, at: "teams/a/namespaces",
+		},
+		"shorthand with several flavors": {
+			doc:      header + "[flavors.a100]\ncapacity = 8\n[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "teams/a",
+		},
+		"shorthand and flavors on one team": {
+			doc:      header + "[teams.a]\nguaranteed = 1\n[teams.a.flavors.h100]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "teams/a",
+		},
+		"toleration without key and operator Equal": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 32\ntolerations = [{ effect = \"NoSchedule\" }]", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100/tolerations/0",
+		},
+		"toleration with Exists and a value": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 32\ntolerations = [{ key = \"k\", operator = \"Exists\", value = \"v\" }]", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100/tolerations/0/value",
+		},
+		"toleration with an unknown effect": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 32\ntolerations = [{ key = \"k\", effect = \"NoRun\" }]", 1) + "[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100/tolerations/0/effect",
+		},
+		"topology without levels": {
+			doc:      header + "[topology]\nlevels = []\n[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "topology/levels",
+		},
+		"negative weight": {
+			doc:      header + "[teams.a]\nweight = -1\n",
+			schemaOK: false, checkOK: false, at: "teams/a/weight",
+		},
+
+		// Rules across fields or tables: a schema cannot state them, so an
+		// editor accepts what tenancy check rejects.
+		"lendable above guaranteed (check only)": {
+			doc:      header + "[teams.a]\nguaranteed = 1\nlendable = 2\n",
+			schemaOK: true, checkOK: false,
+		},
+		"guarantees above capacity (check only)": {
+			doc:      header + "[teams.a]\nguaranteed = 20\n[teams.b]\nguaranteed = 20\n",
+			schemaOK: true, checkOK: false,
+		},
+		"quota for an undeclared flavor (check only)": {
+			doc:      header + "[teams.a.flavors.a100]\nguaranteed = 1\n",
+			schemaOK: true, checkOK: false,
+		},
+		"namespace shared by two teams (check only)": {
+			doc:      header + "[teams.a]\nnamespaces = [\"shared\"]\n[teams.b]\nnamespaces = [\"shared\"]\n",
+			schemaOK: true, checkOK: false,
+		},
+		// TOML keeps 32.0 a float; once converted to JSON it is the
+		// integer 32 to a draft-07 validator.
+		"float capacity (check only)": {
+			doc:      strings.Replace(header, "capacity = 32", "capacity = 32.0", 1) + "[teams.a]\n",
+			schemaOK: true, checkOK: false,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := sch.Validate(tomlAsJSON(t, tc.doc))
+			if got := err == nil; got != tc.schemaOK {
+				t.Errorf("schema valid = %v, want %v (error: %v)", got, tc.schemaOK, err)
+			}
+			if err != nil && !tc.schemaOK {
+				locs := leafLocations(err)
+				found := false
+				for _, l := range locs {
+					found = found || l == tc.at
+				}
+				if !found {
+					t.Errorf("schema reports the problem at %q, want %q:\n%v", locs, tc.at, err)
+				}
+			}
+			_, _, checkErr := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(tc.doc)})
+			if got := checkErr == nil; got != tc.checkOK {
+				t.Errorf("generator.Check valid = %v, want %v (error: %v)", got, tc.checkOK, checkErr)
+			}
+		})
+	}
+}
