@@ -270,7 +270,7 @@ func TestSchemaAgreesWithCheck(t *testing.T) {
 		at       string // where the schema reports the problem
 	}{
 		"reference shorthand": {
-			doc: header + "[teams.training]\nguaranteed = 16\nlendable = 8\nborrow = 8\nreclaim = \"wait\"\nweight = 2\nvms = 0\n",
+			doc:      header + "[teams.training]\nguaranteed = 16\nlendable = 8\nborrow = 8\nreclaim = \"wait\"\nweight = 2\nvms = 0\n",
 			schemaOK: true, checkOK: true,
 		},
 		"multi-flavor with tolerations, labels, topology and priorities": {
