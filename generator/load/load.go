@@ -318,7 +318,7 @@ func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix string) {
 		l.errorf(lastPos, path, "key %q is defined twice (first at line %d)", last, prev.KeyPos.Line)
 		return
 	}
-	v := l.value(e.Value(), path)
+	v := l.value(e.Value(), path, l.valueStart(e))
 	if v == nil {
 		return
 	}
@@ -326,9 +326,35 @@ func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix string) {
 	parent.set(last, v)
 }
 
-// value converts a value node; nil after an error.
-func (l *loader) value(n *unstable.Node, path string) *Value {
+// valueStart returns the byte offset of a key/value expression's value: the
+// first non-blank byte after the "=" that follows the key.
+func (l *loader) valueStart(e *unstable.Node) int {
+	end := 0
+	for it := e.Key(); it.Next(); {
+		end = int(it.Node().Raw.Offset + it.Node().Raw.Length)
+	}
+	i := end
+	for i < len(l.data) && (l.data[i] == ' ' || l.data[i] == '\t') {
+		i++
+	}
+	if i < len(l.data) && l.data[i] == '=' {
+		i++
+	}
+	for i < len(l.data) && (l.data[i] == ' ' || l.data[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// value converts a value node; nil after an error. start is where the value
+// begins in the source: go-toml records no range for arrays, so without it
+// every array would appear to sit at line 1, column 1. An array nested in an
+// array is placed at its outer array's start.
+func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 	v := &Value{Pos: l.posOf(n), Raw: string(l.data[n.Raw.Offset : n.Raw.Offset+n.Raw.Length])}
+	if n.Kind == unstable.Array {
+		v.Pos = l.pos(start)
+	}
 	switch n.Kind {
 	case unstable.String:
 		v.Kind, v.Str = String, string(n.Data)
@@ -354,7 +380,7 @@ func (l *loader) value(n *unstable.Node, path string) *Value {
 		v.Kind = Array
 		i := 0
 		for it := n.Children(); it.Next(); i++ {
-			item := l.value(it.Node(), fmt.Sprintf("%s[%d]", path, i))
+			item := l.value(it.Node(), fmt.Sprintf("%s[%d]", path, i), start)
 			if item == nil {
 				return nil
 			}
