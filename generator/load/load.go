@@ -346,10 +346,29 @@ func (l *loader) valueStart(e *unstable.Node) int {
 	return i
 }
 
+// skipSeparators returns the offset of the first byte at or after off that
+// is not whitespace, a comma or a comment: the start of an array's next item.
+func (l *loader) skipSeparators(off int) int {
+	for off < len(l.data) {
+		switch l.data[off] {
+		case ' ', '\t', '\r', '\n', ',':
+			off++
+		case '#':
+			for off < len(l.data) && l.data[off] != '\n' {
+				off++
+			}
+		default:
+			return off
+		}
+	}
+	return off
+}
+
 // value converts a value node; nil after an error. start is where the value
 // begins in the source: go-toml records no range for arrays, so without it
 // every array would appear to sit at line 1, column 1. An array nested in an
-// array is placed at its outer array's start.
+// array is found after the item before it; when that item's end is unknown
+// (it is itself an array or an inline table), the outer array's start is used.
 func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 	v := &Value{Pos: l.posOf(n), Raw: string(l.data[n.Raw.Offset : n.Raw.Offset+n.Raw.Length])}
 	if n.Kind == unstable.Array {
@@ -379,10 +398,22 @@ func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 	case unstable.Array:
 		v.Kind = Array
 		i := 0
+		next := start + 1 // just past this array's '['; -1 once unknown
 		for it := n.Children(); it.Next(); i++ {
-			item := l.value(it.Node(), fmt.Sprintf("%s[%d]", path, i), start)
+			child := it.Node()
+			childStart := start
+			if child.Kind == unstable.Array && next >= 0 {
+				if off := l.skipSeparators(next); off < len(l.data) && l.data[off] == '[' {
+					childStart = off
+				}
+			}
+			item := l.value(child, fmt.Sprintf("%s[%d]", path, i), childStart)
 			if item == nil {
 				return nil
+			}
+			next = -1
+			if child.Kind != unstable.Array && child.Kind != unstable.InlineTable {
+				next = int(child.Raw.Offset + child.Raw.Length)
 			}
 			item.KeyPos = item.Pos
 			v.Items = append(v.Items, item)

@@ -173,6 +173,8 @@ func TestParseTree(t *testing.T) {
 		`flavors.h100.guaranteed = 8`,                 // 16
 		`[teams.a.x]`,                                 // 17
 		`big = -9_223_372_036_854_775_808`,            // 18
+		`nested = [ 1, # one`,                         // 19
+		`  [2, [3]], [4] ]`,                           // 20: after an array, the outer start
 	}, "\n")
 	root, diags := load.Parse("tenancy.toml", []byte(src))
 	if len(diags) > 0 {
@@ -207,6 +209,14 @@ func TestParseTree(t *testing.T) {
 		`.teams.a.flavors.h100.guaranteed integer key@16:14 value@16:27 = 8`,
 		`.teams.a.x table key@17:10 value@17:10`,
 		fmt.Sprintf(`.teams.a.x.big integer key@18:1 value@18:7 = %d`, int64(math.MinInt64)),
+		`.teams.a.x.nested array key@19:1 value@19:10`,
+		`.teams.a.x.nested[0] integer key@19:12 value@19:12 = 1`,
+		`.teams.a.x.nested[1] array key@20:3 value@20:3`,
+		`.teams.a.x.nested[1][0] integer key@20:4 value@20:4 = 2`,
+		`.teams.a.x.nested[1][1] array key@20:7 value@20:7`,
+		`.teams.a.x.nested[1][1][0] integer key@20:8 value@20:8 = 3`,
+		`.teams.a.x.nested[2] array key@19:10 value@19:10`,
+		`.teams.a.x.nested[2][0] integer key@20:14 value@20:14 = 4`,
 	}
 	if diff := cmp.Diff(want, flatten(root)); diff != "" {
 		t.Errorf("parsed tree (-want,+got):\n%s", diff)
