@@ -52,7 +52,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // (nil, exitOK), or the usage error and exitUsage. ok is true when the
 // command should go on.
 func parseArgs(e *env, fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	// The flag package calls Usage itself on -h and on a bad flag, while
+	// e.stderr is still stderr; silence that and print the usage once, below.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	positional, err := parseInterspersed(fs, args)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(e.stdout)
 		w := e.stderr
