@@ -1,0 +1,350 @@
+// Package controlplane runs a real Kubernetes control plane with Kueue on
+// 127.0.0.1, without nodes, containers or images: etcd, kube-apiserver,
+// kube-controller-manager and the Kueue controller with its webhooks, each a
+// child process of the test binary in a temporary directory, on free
+// loopback ports.
+//
+// Kueue admits workloads by quota alone, so no kubelet or scheduler is needed
+// to watch it admit, borrow, preempt and reclaim.
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options says which binaries to run and what to install before the
+// controllers start.
+type Options struct {
+	// Binaries maps "etcd", "kube-apiserver", "kube-controller-manager" and
+	// "kueue" to executables.
+	Binaries map[string]string
+	// KueueDir is the sigs.k8s.io/kueue module directory (for its CRDs and
+	// webhook configurations).
+	KueueDir string
+	// Dir is where state, certificates and logs go. It must exist.
+	Dir string
+	// ExtraCRDs are CustomResourceDefinitions installed with Kueue's, before
+	// kube-controller-manager starts, so its garbage collector and quota
+	// controller see them from the beginning.
+	ExtraCRDs []*unstructured.Unstructured
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// ControlPlane is a running control plane.
+type ControlPlane struct {
+	// Dir holds the state and the logs, one <component>.log each.
+	Dir string
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for Config.
+	Kubeconfig string
+	// Kube and Dynamic are clients for Config.
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Applier applies manifests server-side.
+	Applier *Applier
+	// StartupTime is how long Start took.
+	StartupTime time.Duration
+
+	procs  []*process
+	cancel context.CancelFunc
+	log    io.Writer
+}
+
+// Kueue's names for its webhook Service and certificate Secret, prefixed as
+// its default kustomization does; the certificate it generates is issued for
+// kueueWebhookService.kueueNamespace.svc.
+const (
+	kueueNamespace      = "kueue-system"
+	kueueWebhookService = "kueue-webhook-service"
+	kueueWebhookSecret  = "kueue-webhook-server-cert"
+)
+
+// Start brings up etcd, kube-apiserver, Kueue's CRDs and webhooks, the Kueue
+// controller and kube-controller-manager, in that order, and returns when
+// Kueue's webhooks answer. On error, everything started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	began := time.Now()
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kueue"} {
+		if opts.Binaries[name] == "" {
+			return nil, fmt.Errorf("no binary for %s", name)
+		}
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	cp := &ControlPlane{Dir: opts.Dir, cancel: cancel, log: logw}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w%s", err, cp.logTails(4000))
+			cp.Stop()
+		}
+	}()
+
+	ports, err := freePorts(6)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort, webhookPort, kueueHealth, kcmPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+
+	pk, err := writePKI(filepath.Join(opts.Dir, "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("write certificates: %w", err)
+	}
+
+	// etcd
+	etcdURL := "http://" + hostPort(etcdClient)
+	peerURL := "http://" + hostPort(etcdPeer)
+	if err := cp.start(opts, "etcd", []string{
+		"--name=e2e",
+		"--data-dir=" + filepath.Join(opts.Dir, "etcd"),
+		"--listen-client-urls=" + etcdURL,
+		"--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=e2e=" + peerURL,
+		// The data is thrown away after the run; fsync only costs time.
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}, nil); err != nil {
+		return nil, err
+	}
+	if err := cp.waitHTTP(ctx, "etcd", etcdURL+"/health", nil, 30*time.Second); err != nil {
+		return nil, err
+	}
+
+	// kube-apiserver
+	if err := cp.start(opts, "kube-apiserver", []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", apiPort),
+		"--cert-dir=" + filepath.Join(opts.Dir, "apiserver-certs"),
+		"--tls-cert-file=" + pk.ServingCert,
+		"--tls-private-key-file=" + pk.ServingKey,
+		"--client-ca-file=" + pk.CACert,
+		"--service-account-key-file=" + pk.SAPub,
+		"--service-account-signing-key-file=" + pk.SAKey,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		// On loopback there is no node address to publish for the
+		// kubernetes Service; the reconciler would fail forever.
+		"--endpoint-reconciler-type=none",
+		"--authorization-mode=RBAC",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--v=1",
+	}, nil); err != nil {
+		return nil, err
+	}
+	cp.Config = &rest.Config{
+		Host: "https://" + hostPort(apiPort),
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   pk.caPEM,
+			CertData: pk.adminCertPEM,
+			KeyData:  pk.adminKeyPEM,
+		},
+		QPS:   200,
+		Burst: 400,
+	}
+	apiTLS, err := tlsConfig(pk)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.waitHTTP(ctx, "kube-apiserver", cp.Config.Host+"/readyz", apiTLS, 60*time.Second); err != nil {
+		return nil, err
+	}
+	cp.Kubeconfig = filepath.Join(opts.Dir, "admin.kubeconfig")
+	if err := os.WriteFile(cp.Kubeconfig, kubeconfig(cp.Config.Host, pk), 0o600); err != nil {
+		return nil, err
+	}
+	if cp.Kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
+		return nil, err
+	}
+	if cp.Dynamic, err = dynamic.NewForConfig(cp.Config); err != nil {
+		return nil, err
+	}
+	if cp.Applier, err = NewApplier(cp.Config, "tenancy-e2e"); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "kube-apiserver ready at %s after %s\n", cp.Config.Host, time.Since(began).Round(time.Millisecond))
+
+	// Kueue's namespace, certificate Secret, webhook Service, CRDs and
+	// webhook configurations, then the CRDs the tests bring.
+	if err := installKueue(ctx, cp, opts, webhookPort); err != nil {
+		return nil, err
+	}
+	if len(opts.ExtraCRDs) > 0 {
+		if _, err := cp.Applier.Apply(ctx, opts.ExtraCRDs, false); err != nil {
+			return nil, fmt.Errorf("install extra CRDs: %w", err)
+		}
+	}
+	if err := cp.Applier.WaitCRDsEstablished(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+
+	// Kueue
+	certDir := filepath.Join(opts.Dir, "kueue-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(opts.Dir, "kueue-config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(kueueConfig(webhookPort, kueueHealth, certDir)), 0o600); err != nil {
+		return nil, err
+	}
+	if err := cp.start(opts, "kueue", []string{
+		"--config=" + cfgPath,
+		"--zap-log-level=info",
+	}, []string{"KUBECONFIG=" + cp.Kubeconfig}); err != nil {
+		return nil, err
+	}
+	// Out of cluster nothing mounts the Secret the rotator fills: copy it
+	// to certDir ourselves, and keep copying in case it rotates.
+	certsCopied := make(chan struct{})
+	go syncWebhookCerts(bg, cp.Kube, certDir, certsCopied)
+	select {
+	case <-certsCopied:
+	case <-time.After(60 * time.Second):
+		return nil, errors.New("kueue did not fill its webhook certificate Secret within 60s")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := waitKueueWebhooks(ctx, cp, 90*time.Second); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "kueue webhooks answering after %s\n", time.Since(began).Round(time.Millisecond))
+
+	// kube-controller-manager, after every CRD is in place: its garbage
+	// collector then watches Workloads from the start, so deleting a Job
+	// promptly deletes its Workload and frees the quota.
+	if err := cp.start(opts, "kube-controller-manager", []string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig,
+		"--authorization-kubeconfig=" + cp.Kubeconfig,
+		"--controllers=" + strings.Join([]string{
+			"job-controller",
+			"garbage-collector-controller",
+			"namespace-controller",
+			"resourcequota-controller",
+			"serviceaccount-controller",
+		}, ","),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", kcmPort),
+		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
+		"--root-ca-file=" + pk.CACert,
+		"--use-service-account-credentials=false",
+		"--v=1",
+	}, nil); err != nil {
+		return nil, err
+	}
+	kcmTLS := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed loopback health endpoint
+	if err := cp.waitHTTP(ctx, "kube-controller-manager", fmt.Sprintf("https://%s/healthz", hostPort(kcmPort)), kcmTLS, 60*time.Second); err != nil {
+		return nil, err
+	}
+	// The serviceaccount controller creating "default" in namespace default
+	// shows the controllers run, not only that the process serves /healthz.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cp.Kube.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1GetOptions)
+		return err == nil, nil
+	}); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager did not create the default ServiceAccount: %w", err)
+	}
+
+	cp.StartupTime = time.Since(began)
+	fmt.Fprintf(logw, "control plane ready in %s (state and logs in %s)\n", cp.StartupTime.Round(time.Millisecond), opts.Dir)
+	return cp, nil
+}
+
+// start launches one component and remembers it for Stop.
+func (cp *ControlPlane) start(opts Options, name string, args, env []string) error {
+	p, err := startProcess(opts.Dir, name, opts.Binaries[name], args, env)
+	if err != nil {
+		return err
+	}
+	cp.procs = append(cp.procs, p)
+	return nil
+}
+
+// Stop stops every component in reverse order of start. It is safe to call
+// more than once.
+func (cp *ControlPlane) Stop() {
+	if cp.cancel != nil {
+		cp.cancel()
+	}
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		cp.procs[i].stop(10 * time.Second)
+	}
+}
+
+// Exited names the components that have ended on their own; a test failure
+// caused by a crashed component then says so.
+func (cp *ControlPlane) Exited() []string {
+	var out []string
+	for _, p := range cp.procs {
+		if done, err := p.exited(); done {
+			out = append(out, fmt.Sprintf("%s (%v)", p.name, err))
+		}
+	}
+	return out
+}
+
+// LogTails returns the end of every component's log, for failure messages.
+func (cp *ControlPlane) LogTails(n int) string { return cp.logTails(n) }
+
+func (cp *ControlPlane) logTails(n int) string {
+	var b strings.Builder
+	for _, p := range cp.procs {
+		fmt.Fprintf(&b, "\n----- %s (%s) -----\n%s", p.name, p.logPath, p.tail(n))
+	}
+	return b.String()
+}
+
+// waitHTTP polls url until it answers 200, failing early when the component
+// has exited.
+func (cp *ControlPlane) waitHTTP(ctx context.Context, name, url string, tlsCfg *tls.Config, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	defer client.CloseIdleConnections()
+	p := cp.procs[len(cp.procs)-1]
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if done, werr := p.exited(); done {
+			return false, fmt.Errorf("%w: %s: %v", errExited, p.name, werr)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		resp.Body.Close()
+		last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s not ready at %s (last answer: %s): %w", name, url, last, err)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+var metav1GetOptions = metav1.GetOptions{}
+
+// conversionCRDs are the Kueue CRDs that serve two versions and so need the
+// conversion webhook; Kueue's own kustomization patches exactly these.
+var conversionCRDs = map[string]bool{
+	"localqueues.kueue.x-k8s.io":        true,
+	"clusterqueues.kueue.x-k8s.io":      true,
+	"cohorts.kueue.x-k8s.io":            true,
+	"workloads.kueue.x-k8s.io":          true,
+	"multikueueclusters.kueue.x-k8s.io": true,
+}
+
+// installKueue does by hand what Kueue's config/default kustomization does
+// in a cluster, for a controller running on 127.0.0.1: namespace, empty
+// certificate Secret, a webhook Service of type ExternalName pointing at
+// 127.0.0.1, the CRDs (conversion webhook wired to that Service) and the
+// webhook configurations (renamed with the kueue- prefix the certificate
+// rotator looks for).
+func installKueue(ctx context.Context, cp *ControlPlane, opts Options, webhookPort int) error {
+	core := cp.Kube.CoreV1()
+	if _, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kueueNamespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", kueueNamespace, err)
+	}
+	if _, err := core.Secrets(kueueNamespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: kueueWebhookSecret}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create secret %s: %w", kueueWebhookSecret, err)
+	}
+	// The API server resolves an ExternalName Service to externalName:port,
+	// and verifies the webhook's certificate against <service>.<ns>.svc, the
+	// name Kueue's rotator issues it for.
+	if _, err := core.Services(kueueNamespace).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: kueueWebhookService},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1"},
+	}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create service %s: %w", kueueWebhookService, err)
+	}
+
+	service := map[string]any{
+		"namespace": kueueNamespace,
+		"name":      kueueWebhookService,
+		"port":      int64(webhookPort),
+	}
+
+	crdFiles, err := filepath.Glob(filepath.Join(opts.KueueDir, "config", "components", "crd", "bases", "*.yaml"))
+	if err != nil || len(crdFiles) == 0 {
+		return fmt.Errorf("no Kueue CRDs under %s (err %v)", opts.KueueDir, err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, f := range crdFiles {
+		objs, err := ReadManifestFile(f)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if conversionCRDs[o.GetName()] {
+				svc := deepCopyMap(service)
+				svc["path"] = "/convert"
+				if err := unstructured.SetNestedField(o.Object, map[string]any{
+					"strategy": "Webhook",
+					"webhook": map[string]any{
+						"clientConfig":             map[string]any{"service": svc},
+						"conversionReviewVersions": []any{"v1"},
+					},
+				}, "spec", "conversion"); err != nil {
+					return err
+				}
+			}
+			crds = append(crds, o)
+		}
+	}
+	// The Workload CRD is larger than the last-applied annotation allows:
+	// server-side apply is the only way to apply it.
+	if _, err := cp.Applier.Apply(ctx, crds, false); err != nil {
+		return fmt.Errorf("install Kueue CRDs: %w", err)
+	}
+
+	hooks, err := ReadManifestFile(filepath.Join(opts.KueueDir, "config", "components", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		h.SetName("kueue-" + h.GetName())
+		list, _, _ := unstructured.NestedSlice(h.Object, "webhooks")
+		for i := range list {
+			w := list[i].(map[string]any)
+			path, _, _ := unstructured.NestedString(w, "clientConfig", "service", "path")
+			svc := deepCopyMap(service)
+			svc["path"] = path
+			if err := unstructured.SetNestedField(w, svc, "clientConfig", "service"); err != nil {
+				return err
+			}
+		}
+		if err := unstructured.SetNestedSlice(h.Object, list, "webhooks"); err != nil {
+			return err
+		}
+	}
+	if _, err := cp.Applier.Apply(ctx, hooks, false); err != nil {
+		return fmt.Errorf("install Kueue webhook configurations: %w", err)
+	}
+	return nil
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// kueueConfig is the Configuration for a Kueue controller on loopback:
+// internal certificate management, webhooks on 127.0.0.1, no leader
+// election, no metrics listener, no visibility API server, and only the
+// batch/job integration the tests use.
+func kueueConfig(webhookPort, healthPort int, certDir string) string {
+	return fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: %s
+health:
+  healthProbeBindAddress: %s
+metrics:
+  bindAddress: "0"
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: true
+  webhookServiceName: %s
+  webhookSecretName: %s
+clientConnection:
+  qps: 100
+  burst: 200
+integrations:
+  frameworks:
+  - batch/job
+featureGates:
+  VisibilityOnDemand: false
+`, kueueNamespace, hostPort(healthPort), webhookPort, certDir, kueueWebhookService, kueueWebhookSecret)
+}
+
+// syncWebhookCerts copies tls.crt, tls.key and ca.crt from Kueue's
+// certificate Secret into certDir whenever they change, closing copied after
+// the first complete copy. It returns when ctx ends.
+func syncWebhookCerts(ctx context.Context, kube kubernetes.Interface, certDir string, copied chan<- struct{}) {
+	var last []byte
+	first := true
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s, err := kube.CoreV1().Secrets(kueueNamespace).Get(ctx, kueueWebhookSecret, metav1.GetOptions{})
+		if err == nil && len(s.Data["tls.crt"]) > 0 && len(s.Data["tls.key"]) > 0 && len(s.Data["ca.crt"]) > 0 {
+			sig := bytes.Join([][]byte{s.Data["tls.crt"], s.Data["tls.key"], s.Data["ca.crt"]}, nil)
+			if !bytes.Equal(sig, last) {
+				ok := true
+				for _, name := range []string{"ca.crt", "tls.key", "tls.crt"} {
+					if werr := writeAtomic(filepath.Join(certDir, name), s.Data[name]); werr != nil {
+						ok = false
+					}
+				}
+				if ok {
+					last = sig
+					if first {
+						first = false
+						close(copied)
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// waitKueueWebhooks polls a server-side dry-run create of a ClusterQueue in
+// the storage version and of a LocalQueue in v1beta1 until both succeed: the
+// first goes through Kueue's mutating and validating webhooks, the second
+// through its conversion webhook, so both the certificates and the
+// ExternalName routing work once it passes.
+func waitKueueWebhooks(ctx context.Context, cp *ControlPlane, timeout time.Duration) error {
+	cq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2",
+		"kind":       "ClusterQueue",
+		"metadata":   map[string]any{"name": "e2e-webhook-probe"},
+		"spec": map[string]any{
+			"namespaceSelector": map[string]any{},
+			"resourceGroups": []any{map[string]any{
+				"coveredResources": []any{"cpu"},
+				"flavors": []any{map[string]any{
+					"name":      "probe",
+					"resources": []any{map[string]any{"name": "cpu", "nominalQuota": "1"}},
+				}},
+			}},
+		},
+	}}
+	lq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta1",
+		"kind":       "LocalQueue",
+		"metadata":   map[string]any{"name": "e2e-webhook-probe", "namespace": "default"},
+		"spec":       map[string]any{"clusterQueue": "e2e-webhook-probe"},
+	}}
+	cqRes := cp.Dynamic.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"})
+	lqRes := cp.Dynamic.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "localqueues"}).Namespace("default")
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	kueue := cp.procs[len(cp.procs)-1]
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if done, werr := kueue.exited(); done {
+			return false, fmt.Errorf("%w: kueue: %v", errExited, werr)
+		}
+		if _, err := cqRes.Create(ctx, cq, dry); err != nil {
+			last = fmt.Errorf("dry-run ClusterQueue: %w", err)
+			return false, nil
+		}
+		if _, err := lqRes.Create(ctx, lq, dry); err != nil && !apierrors.IsAlreadyExists(err) {
+			last = fmt.Errorf("dry-run v1beta1 LocalQueue: %w", err)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("kueue webhooks not answering (last error: %v): %w", last, err)
+	}
+	return nil
+}
+
+// tlsConfig is a client TLS configuration for the API server with the admin
+// certificate.
+func tlsConfig(p *pki) (*tls.Config, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(p.caPEM) {
+		return nil, errors.New("parse CA certificate")
+	}
+	cert, err := tls.X509KeyPair(p.adminCertPEM, p.adminKeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("load admin certificate: %w", err)
+	}
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// kubeconfig renders a kubeconfig for the admin certificate.
+func kubeconfig(server string, p *pki) []byte {
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: admin
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: admin
+current-context: e2e
+`, server, b64(p.caPEM), b64(p.adminCertPEM), b64(p.adminKeyPEM))
+}

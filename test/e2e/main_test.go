@@ -1,0 +1,214 @@
+// Package e2e proves, in a real kube-apiserver with the real Kueue
+// controller and webhooks, that what `tenancy render` produces behaves as
+// the teams agreed: guarantees hold, idle GPUs are borrowed within limits,
+// owners reclaim them, priorities preempt within a team, and a change of
+// the agreement changes the quotas live.
+//
+// TestMain builds (or reuses from the cache) etcd, kube-apiserver,
+// kube-controller-manager and Kueue, starts them on 127.0.0.1 in a
+// temporary directory, runs the checks one after another against that one
+// control plane, prints a report, and stops everything.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+)
+
+// env is the running control plane and the tenancy binary, shared by every
+// check. Checks run sequentially: each sets the agreement it needs with
+// useAgreement and starts from no Jobs.
+var env struct {
+	cp       *controlplane.ControlPlane
+	tenancy  string // path of the built tenancy binary
+	repoRoot string
+	startErr error
+}
+
+var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	began := time.Now()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "tenancy-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := 1
+	defer func() {
+		if code == 0 && !*keep {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "e2e: state and component logs kept in %s\n", dir)
+		}
+	}()
+
+	env.startErr = setUp(ctx, dir)
+	if env.cp != nil {
+		// Stop runs even when a check fails or panics inside m.Run (the
+		// testing package recovers panics in tests and still returns);
+		// Pdeathsig covers the test binary being killed.
+		defer env.cp.Stop()
+		// A signal stops the control plane at once instead of waiting for
+		// the running check to notice.
+		go func() {
+			<-ctx.Done()
+			env.cp.Stop()
+		}()
+	}
+	if env.startErr != nil {
+		fmt.Fprintln(os.Stderr, "e2e: set-up failed:", env.startErr)
+	}
+
+	code = m.Run()
+	printReport(time.Since(began))
+	return code
+}
+
+// setUp builds or reuses the binaries, builds tenancy, and starts the
+// control plane.
+func setUp(ctx context.Context, dir string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	env.repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
+	cache, err := cacheDir()
+	if err != nil {
+		return err
+	}
+
+	t0 := time.Now()
+	bins, err := binaries.Ensure(ctx, filepath.Join(wd, "tools"), cache, os.Stderr)
+	if err != nil {
+		return fmt.Errorf("control-plane binaries: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: binaries ready in %s (%s): %s\n", time.Since(t0).Round(time.Millisecond), cache, versions(bins))
+
+	env.tenancy = filepath.Join(dir, "tenancy")
+	build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
+	build.Dir = env.repoRoot
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build tenancy: %w\n%s", err, out)
+	}
+
+	crds := []*unstructuredObj{virtualMachineCRD()}
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Binaries:  bins.Paths,
+		KueueDir:  bins.KueueDir,
+		Dir:       dir,
+		ExtraCRDs: crds,
+		Log:       os.Stderr,
+	})
+	if err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	env.cp = cp
+	return nil
+}
+
+// cacheDir is $TENANCY_E2E_CACHE, else $TENANCY_CACHE/e2e (the Makefile's
+// cache for third-party binaries), else the user cache directory.
+func cacheDir() (string, error) {
+	if d := os.Getenv("TENANCY_E2E_CACHE"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("TENANCY_CACHE"); d != "" {
+		return filepath.Join(d, "e2e"), nil
+	}
+	return binaries.DefaultCacheDir()
+}
+
+func versions(s *binaries.Set) string {
+	var parts []string
+	for name, v := range s.Versions {
+		parts = append(parts, name+" "+v)
+	}
+	sort.Strings(parts)
+	if len(s.Built) > 0 {
+		parts = append(parts, "built now: "+strings.Join(s.Built, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// record is one check's outcome for the closing report.
+type record struct {
+	name     string
+	result   string
+	duration time.Duration
+}
+
+var (
+	reportMu sync.Mutex
+	report   []record
+)
+
+// begin starts a check: it skips when the control plane did not come up
+// (failing, so set-up errors are not hidden), and records the outcome and
+// time for the report.
+func begin(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	t.Cleanup(func() {
+		result := "PASS"
+		switch {
+		case t.Failed():
+			result = "FAIL"
+		case t.Skipped():
+			result = "SKIP"
+		}
+		if t.Failed() && env.cp != nil {
+			if gone := env.cp.Exited(); len(gone) > 0 {
+				t.Logf("components that exited: %v", gone)
+			}
+		}
+		reportMu.Lock()
+		report = append(report, record{t.Name(), result, time.Since(start)})
+		reportMu.Unlock()
+	})
+	if env.startErr != nil {
+		t.Fatalf("control plane not running: %v", env.startErr)
+	}
+}
+
+func printReport(total time.Duration) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	if len(report) == 0 {
+		return
+	}
+	counts := map[string]int{}
+	fmt.Println()
+	fmt.Println("tenancy e2e report")
+	if env.cp != nil {
+		fmt.Printf("  control plane start-up: %s\n", env.cp.StartupTime.Round(time.Millisecond))
+	}
+	for _, r := range report {
+		counts[r.result]++
+		fmt.Printf("  %-4s  %-48s %8s\n", r.result, r.name, r.duration.Round(10*time.Millisecond))
+	}
+	fmt.Printf("  total %s: %d passed, %d failed, %d skipped\n", total.Round(time.Second), counts["PASS"], counts["FAIL"], counts["SKIP"])
+}
