@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tenancy-dev/tenancy/generator/diff"
@@ -382,5 +384,61 @@ func TestDiffGitShallowClone(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "### tenancy diff: `origin/main:tenancy.toml` → `tenancy.toml`") {
 		t.Errorf("markdown heading missing:\n%s", stdout)
+	}
+}
+
+// largeAgreement has n teams with two namespaces each, every one guaranteed
+// `each` GPUs.
+func largeAgreement(n int, each int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "version = 1\nname = \"gpu-pool\"\n\n[flavors.h100]\nresource = \"nvidia.com/gpu\"\ncapacity = %d\n", n*4)
+	for i := range n {
+		fmt.Fprintf(&b, "\n[teams.team-%03d]\nnamespaces = [\"team-%03d\", \"team-%03d-batch\"]\nguaranteed = %d\nlendable = %d\nborrow = 0\n", i, i, i, each, each)
+	}
+	return b.String()
+}
+
+func TestDiffMarkdownStaysUnderTheCommentLimit(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"old.toml": largeAgreement(300, 1), "new.toml": largeAgreement(300, 2)})
+	stdout, stderr, code := runDiffIn(dir, "old.toml", "new.toml", "--output", "markdown")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if n := utf8.RuneCountInString(stdout); n >= diff.GitHubCommentLimit {
+		t.Fatalf("markdown is %d characters, GitHub accepts fewer than %d", n, diff.GitHubCommentLimit)
+	}
+	if !strings.Contains(stdout, "**Output truncated**") {
+		t.Errorf("a 300-team diff was not truncated, or says nothing about it; it ends with:\n%s", stdout[max(0, len(stdout)-500):])
+	}
+	if o, c := strings.Count(stdout, "<details>"), strings.Count(stdout, "</details>"); o != c || o == 0 {
+		t.Errorf("%d <details> and %d </details>", o, c)
+	}
+	// The text output is not cut.
+	text, _, _ := runDiffIn(dir, "old.toml", "new.toml")
+	if strings.Count(text, "~ ClusterQueue team-") != 300 {
+		t.Errorf("text output does not show all 300 ClusterQueues")
+	}
+}
+
+func TestDiffColor(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e := &env{stdout: f, getenv: func(string) string { return "" }}
+	if colorWanted(e) {
+		t.Error("colour wanted for a regular file")
+	}
+	e.stdout = &bytes.Buffer{}
+	if colorWanted(e) {
+		t.Error("colour wanted for a buffer")
+	}
+	// The golden text files are written to buffers: no escape sequences.
+	for _, name := range []string{"team-gains-gpus", "backend-kai"} {
+		if strings.Contains(readCase(t, name, "stdout.txt"), "\x1b[") {
+			t.Errorf("%s/stdout.txt has colour", name)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -392,5 +393,58 @@ func TestMarkdownStaysUnderTheCommentLimit(t *testing.T) {
 	small, _ := Compare(Side{Result: reference()}, Side{Result: cases["team-added"].old})
 	if strings.Contains(string(Markdown(small, 0)), "truncated") {
 		t.Error("a small diff was truncated")
+	}
+}
+
+func TestGuaranteeChart(t *testing.T) {
+	many := func(n int, bump map[int]int64) *generator.Result {
+		var ts []teamSpec
+		for i := range n {
+			ts = append(ts, team(fmt.Sprintf("t%02d", i), quota("h100", 1+bump[i], 0, 0)))
+		}
+		return agreement("gpu-pool", h100(100), ts...)
+	}
+	for name, tc := range map[string]struct {
+		old, new *generator.Result
+		want     string // the chart's x-axis line, "" for no chart
+	}{
+		"no guarantee changes, no chart": {old: many(3, nil), new: many(3, nil), want: ""},
+		"few teams: all of them": {old: many(3, nil), new: many(3, map[int]int64{1: 4}),
+			want: `  x-axis ["t00 before", "t00 after", "t01 before", "t01 after", "t02 before", "t02 after"]`},
+		"many teams: only those that change": {old: many(40, nil), new: many(40, map[int]int64{7: 2, 30: 1}),
+			want: `  x-axis ["t07 before", "t07 after", "t30 before", "t30 after"]`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := Compare(Side{Result: tc.old}, Side{Result: tc.new})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, l := range strings.Split(guaranteeChart(r.Summary, "h100"), "\n") {
+				if strings.HasPrefix(l, "  x-axis") {
+					got = l
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+
+	// Past chartMaxTeams changes, the largest ones.
+	bump := map[int]int64{}
+	for i := range 40 {
+		bump[i] = int64(i % 5)
+		if i == 39 {
+			bump[i] = 50
+		}
+	}
+	r, _ := Compare(Side{Result: many(40, nil)}, Side{Result: many(40, bump)})
+	chart := guaranteeChart(r.Summary, "h100")
+	if n := strings.Count(chart, ` before"`); n != chartMaxTeams {
+		t.Errorf("%d teams charted, want %d:\n%s", n, chartMaxTeams, chart)
+	}
+	if !strings.Contains(chart, `"t39 after"`) {
+		t.Errorf("the largest change is not charted:\n%s", chart)
 	}
 }

@@ -1,8 +1,10 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 )
 
@@ -78,10 +80,13 @@ func fit(blocks []string, limit, objects int) []byte {
 		}
 		if b.Len()+len(blk)+reserve > limit {
 			left := len(blocks) - i
-			shownObjects := max(objects-left, 0)
-			fmt.Fprintf(&b, "\n> [!NOTE]\n> **Output truncated** to stay under GitHub's %d-character comment limit: "+
-				"%d of %d object diffs shown, %d section(s) left out. "+
-				"Run `tenancy diff` locally for the full diff.\n", GitHubCommentLimit, shownObjects, objects, left)
+			shown := max(objects-left, 0)
+			summaryCut := ""
+			if left > objects {
+				summaryCut = " The summary above is cut short too."
+			}
+			fmt.Fprintf(&b, "\n> [!NOTE]\n> **Output truncated** to stay under GitHub's 65,536-character comment limit: "+
+				"%d of %d object diffs shown.%s Run `tenancy diff` locally for the full diff.\n", shown, objects, summaryCut)
 			return []byte(b.String())
 		}
 		b.WriteString(blk)
@@ -129,39 +134,67 @@ func teamCounts(s Summary) string {
 	return fmt.Sprintf("%d added, %d removed, %d changed, %d unchanged", n[0], n[1], n[2], n[3])
 }
 
+// chartTeams is how many teams a chart shows before it keeps only the teams
+// whose guarantee changes; chartMaxTeams caps even those, largest change first.
+const (
+	chartTeams    = 15
+	chartMaxTeams = 30
+)
+
 // guaranteeChart draws guaranteed GPUs of one flavor per team, before and
-// after side by side, when any team's guarantee of the flavor changes. Mermaid's xychart draws several bar series on top of
-// each other, so before and after are separate bars of one series.
+// after, when any team's guarantee of the flavor changes. Mermaid's xychart
+// draws several bar series on top of each other, so before and after are
+// neighbouring bars of one series.
 func guaranteeChart(s Summary, flavor string) string {
-	var labels, values []string
+	type bar struct {
+		team     string
+		old, new int64
+	}
+	var bars []bar
 	var top int64
-	moved := false
 	for _, t := range s.Teams {
-		var q *QuotaChange
-		for i := range t.Quotas {
-			if t.Quotas[i].Flavor == flavor {
-				q = &t.Quotas[i]
+		for _, q := range t.Quotas {
+			if q.Flavor == flavor && q.Shown() {
+				o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)
+				bars = append(bars, bar{t.Name, o, n})
+				top = max(top, o, n)
 			}
 		}
-		if q == nil || !q.Shown() {
-			continue
-		}
-		o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)
-		moved = moved || o != n
-		labels = append(labels, fmt.Sprintf(`"%s before", "%s after"`, mermaidText(t.Name), mermaidText(t.Name)))
-		values = append(values, fmt.Sprintf("%d, %d", o, n))
-		top = max(top, o, n)
 	}
-	if !moved {
-		return "" // nothing to see: the bars would pair up equal
+	changed := slices.DeleteFunc(slices.Clone(bars), func(b bar) bool { return b.old == b.new })
+	if len(changed) == 0 {
+		return "" // nothing to see: every pair of bars would be equal
+	}
+	title := fmt.Sprintf("Guaranteed %s GPUs per team, before and after", mermaidText(flavor))
+	if len(bars) > chartTeams {
+		bars, title = changed, fmt.Sprintf("Guaranteed %s GPUs of the teams whose guarantee changes, before and after", mermaidText(flavor))
+		if len(bars) > chartMaxTeams {
+			// The largest changes, shown in name order.
+			slices.SortStableFunc(bars, func(a, b bar) int { return cmp.Compare(abs(b.new-b.old), abs(a.new-a.old)) })
+			bars = bars[:chartMaxTeams]
+			slices.SortFunc(bars, func(a, b bar) int { return strings.Compare(a.team, b.team) })
+			title = fmt.Sprintf("Guaranteed %s GPUs of the %d teams whose guarantee changes most, before and after", mermaidText(flavor), chartMaxTeams)
+		}
 	}
 	for _, f := range s.Flavors {
 		if f.Name == flavor {
 			top = max(top, deref(f.Capacity.Old), deref(f.Capacity.New))
 		}
 	}
-	return fmt.Sprintf("```mermaid\nxychart-beta\n  title \"Guaranteed %s GPUs per team, before and after\"\n  x-axis [%s]\n  y-axis \"GPUs\" 0 --> %d\n  bar [%s]\n```\n\n",
-		mermaidText(flavor), strings.Join(labels, ", "), max(top, 1), strings.Join(values, ", "))
+	var labels, values []string
+	for _, b := range bars {
+		labels = append(labels, fmt.Sprintf(`"%s before", "%s after"`, mermaidText(b.team), mermaidText(b.team)))
+		values = append(values, fmt.Sprintf("%d, %d", b.old, b.new))
+	}
+	return fmt.Sprintf("```mermaid\nxychart-beta\n  title \"%s\"\n  x-axis [%s]\n  y-axis \"GPUs\" 0 --> %d\n  bar [%s]\n```\n\n",
+		title, strings.Join(labels, ", "), max(top, 1), strings.Join(values, ", "))
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func objectMarkdown(o ObjectChange) string {
