@@ -29,6 +29,12 @@ const (
 	maxResources = 62
 )
 
+// maxCount bounds GPU counts and weights: KAI's Queue quotas are JSON
+// numbers read as float64, exact only up to 2^53, and the bound keeps sums of
+// counts (guaranteed + borrow, capacities across flavors) from overflowing
+// int64 into negative quotas.
+const maxCount = 1 << 53
+
 // reservedNamespaces are managed by Kubernetes itself; rendering a Namespace
 // or a LocalQueue there would fight the control plane.
 var reservedNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
@@ -123,6 +129,13 @@ func (v *validator) flavors() {
 		case f.Capacity.Set && f.Capacity.Value <= 0:
 			v.errorf(f.Capacity.Pos, f.Capacity.Path, "must be positive, got %d", f.Capacity.Value)
 		}
+		v.count(f.Capacity)
+		// Kueue rejects a ResourceFlavor with a topologyName and no node
+		// labels ("at least one nodeLabel is required when topology is
+		// set"): topology-aware scheduling finds the flavor's nodes by them.
+		if v.a.Topology != nil && len(f.NodeLabels) == 0 {
+			v.errorf(f.Pos, f.Path+".node_labels", "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them, e.g. node_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }")
+		}
 		for _, l := range f.NodeLabels {
 			for _, msg := range validation.IsQualifiedName(l.Key) {
 				v.errorf(l.Value.Pos, l.Value.Path, "node label key %q is invalid: %s", l.Key, msg)
@@ -140,6 +153,22 @@ func (v *validator) flavors() {
 	if len(resources) > maxResources {
 		v.errorf(v.a.Flavors[0].Pos, "flavors", "at most %d distinct resources are supported", maxResources)
 	}
+}
+
+// count reports a count above maxCount; sign rules are the caller's.
+func (v *validator) count(n agreement.Int) {
+	if n.Set && n.Value > maxCount {
+		v.errorf(n.Pos, n.Path, "%d is too large: counts are limited to %d (2^53, the largest integer KAI's quotas hold exactly)", n.Value, int64(maxCount))
+	}
+}
+
+// addCapped adds non-negative counts without overflowing: a sum too large
+// for int64 stays at math.MaxInt64, which still exceeds any capacity.
+func addCapped(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func (v *validator) resourceName(r agreement.Str) {
@@ -215,10 +244,15 @@ func (v *validator) teams() {
 	}
 	owner := map[string]string{} // namespace → team that claimed it first
 	for _, t := range v.a.Teams {
-		v.dnsLabel(t.Pos, t.Path, t.Name)
+		validName := v.dnsLabel(t.Pos, t.Path, t.Name)
 		namespaces := t.Namespaces
 		if !t.NamespacesField.Set {
 			namespaces = []agreement.Str{{Value: t.Name, Set: true, Pos: t.Pos, Path: t.Path}}
+			if !validName {
+				// The default namespace is the team's name, just reported:
+				// saying it again for the namespace would repeat the error.
+				namespaces = nil
+			}
 		}
 		for _, ns := range namespaces {
 			if !v.dnsLabel(ns.Pos, ns.Path, ns.Value) {
@@ -248,6 +282,7 @@ func (v *validator) teams() {
 		if t.Weight.Set && t.Weight.Value < 0 {
 			v.errorf(t.Weight.Pos, t.Weight.Path, "must not be negative, got %d", t.Weight.Value)
 		}
+		v.count(t.Weight)
 		if t.VMs.Set && t.VMs.Value < 0 {
 			v.errorf(t.VMs.Pos, t.VMs.Path, "must not be negative, got %d", t.VMs.Value)
 		}
@@ -279,7 +314,8 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 	if t.Shorthand != nil {
 		switch {
 		case len(v.a.Flavors) > 1:
-			v.errorf(t.Shorthand.Pos, t.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
+			first := firstSet(t.Shorthand)
+			v.errorf(first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
 		case len(t.Flavors) > 0:
 			v.errorf(t.Flavors[0].Pos, t.Flavors[0].Path, "quota keys are given both on the team and under flavors: use one form")
 		}
@@ -303,11 +339,31 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 			if n.Set && n.Value < 0 {
 				v.errorf(n.Pos, n.Path, "must not be negative, got %d", n.Value)
 			}
+			v.count(n)
 		}
 		if q.Lendable.Set && q.Lendable.Value > q.Guaranteed.Value && q.Guaranteed.Value >= 0 {
 			v.errorf(q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a team can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value)
 		}
 	}
+}
+
+// firstSet returns the quota key written first, so an error about the
+// shorthand points at a key the user wrote rather than at the team's header.
+// A key that failed to decode still has its position.
+func firstSet(q *agreement.Quota) agreement.Int {
+	var first agreement.Int
+	for _, n := range []agreement.Int{q.Guaranteed, q.Lendable, q.Borrow} {
+		if n.Pos.Line == 0 {
+			continue
+		}
+		if first.Pos.Line == 0 || n.Pos.Line < first.Pos.Line || n.Pos.Line == first.Pos.Line && n.Pos.Column < first.Pos.Column {
+			first = n
+		}
+	}
+	if first.Pos.Line == 0 {
+		return agreement.Int{Pos: q.Pos, Path: q.Path}
+	}
+	return first
 }
 
 // capacity reports flavors whose teams are guaranteed more than exists.
@@ -320,7 +376,7 @@ func (v *validator) capacity() {
 		var parts []string
 		for _, t := range v.a.Teams {
 			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Guaranteed.Value > 0 {
-				sum += q.Guaranteed.Value
+				sum = addCapped(sum, q.Guaranteed.Value)
 				parts = append(parts, fmt.Sprintf("%s %d", t.Name, q.Guaranteed.Value))
 			}
 		}
@@ -337,7 +393,7 @@ func (v *validator) borrowing() {
 		var lendable int64
 		for _, t := range v.a.Teams {
 			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Lendable.Value > 0 {
-				lendable += q.Lendable.Value
+				lendable = addCapped(lendable, q.Lendable.Value)
 			}
 		}
 		for _, t := range v.a.Teams {
