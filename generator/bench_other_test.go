@@ -1,0 +1,10 @@
+//go:build !unix
+
+package generator_test
+
+import "time"
+
+var start = time.Now()
+
+// cpuTime falls back to wall-clock time where getrusage is not available.
+func cpuTime() time.Duration { return time.Since(start) }

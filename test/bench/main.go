@@ -1,0 +1,329 @@
+// Command bench times `tenancy render` as a whole process (start-up, reading,
+// rendering and writing) against printonly, a Go binary that only prints the
+// same bytes, and checks the performance targets of the rendering library:
+//
+//   - the reference agreement (tenancy.toml) renders within 2× of printonly;
+//   - an agreement of 10,000 teams renders in under 1 s;
+//   - the cost grows linearly with teams: past start-up, a team costs at most
+//     3× as much at 10,000 teams as at 1,000.
+//
+// It builds both binaries from the module, runs each many times, interleaved
+// so both see the same machine, prints a table of medians and exits 1 when a
+// target is missed. Run it from the module root:
+//
+//	go run ./test/bench [-runs 25] [-teams 100,1000,10000] [-judge cpu|wall]
+//
+// Targets are judged on CPU time (user+system) by default: it is what the
+// process costs, and unlike wall-clock time it does not grow when other
+// processes share the machine. Wall-clock medians are printed beside it.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tenancy-dev/tenancy/internal/synthetic"
+)
+
+// The targets.
+const (
+	maxRatio     = 2.0         // reference agreement, tenancy render ÷ printonly
+	maxLargeTime = time.Second // 10,000 teams
+	largeTeams   = 10000
+	maxGrowth    = 3.0 // per-team cost at 10,000 teams ÷ at 1,000
+	growthBase   = 1000
+)
+
+func main() {
+	runs := flag.Int("runs", 25, "timed runs of each binary per agreement")
+	teamsFlag := flag.String("teams", "100,1000,10000", "sizes of the synthetic agreements, comma-separated")
+	backendsFlag := flag.String("backends", "kueue,kai", "backends to render, comma-separated")
+	judge := flag.String("judge", "cpu", "time the targets are judged on: cpu (user+system) or wall")
+	flag.Parse()
+	if *runs < 1 || (*judge != "cpu" && *judge != "wall") || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	var sizes []int
+	for _, s := range strings.Split(*teamsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -teams: %q is not a positive number\n", s)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
+	b := &bench{runs: *runs, judgeCPU: *judge == "cpu", backends: strings.Split(*backendsFlag, ",")}
+	ok, err := b.run(sizes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	runs     int
+	judgeCPU bool
+	backends []string
+	work     string // temporary directory holding binaries, agreements and outputs
+	tenancy  string
+	print    string
+}
+
+// agreement is one input the binaries are timed on.
+type agreement struct {
+	name  string
+	path  string
+	teams int
+}
+
+// timing is the medians of one agreement rendered with one backend.
+type timing struct {
+	agreement
+	backend               string
+	outBytes              int
+	renderWall, printWall time.Duration
+	renderCPU, printCPU   time.Duration
+}
+
+func (t timing) render(cpu bool) time.Duration {
+	if cpu {
+		return t.renderCPU
+	}
+	return t.renderWall
+}
+
+func (t timing) printOnly(cpu bool) time.Duration {
+	if cpu {
+		return t.printCPU
+	}
+	return t.printWall
+}
+
+func (b *bench) run(sizes []int) (bool, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return false, err
+	}
+	b.work, err = os.MkdirTemp("", "tenancy-bench-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(b.work)
+	b.tenancy = filepath.Join(b.work, "tenancy")
+	b.print = filepath.Join(b.work, "printonly")
+	for bin, pkg := range map[string]string{b.tenancy: "./cmd/tenancy", b.print: "./test/bench/printonly"} {
+		if err := goBuild(root, bin, pkg); err != nil {
+			return false, err
+		}
+	}
+
+	agreements := []agreement{{name: "tenancy.toml (reference)", path: filepath.Join(root, "tenancy.toml"), teams: 3}}
+	for _, n := range sizes {
+		path := filepath.Join(b.work, fmt.Sprintf("teams-%d.toml", n))
+		if err := os.WriteFile(path, synthetic.Agreement(n), 0o644); err != nil {
+			return false, err
+		}
+		agreements = append(agreements, agreement{name: fmt.Sprintf("synthetic, %d teams", n), path: path, teams: n})
+	}
+
+	var timings []timing
+	for _, backend := range b.backends {
+		for _, a := range agreements {
+			t, err := b.time(a, backend)
+			if err != nil {
+				return false, err
+			}
+			timings = append(timings, t)
+		}
+	}
+	return b.report(timings), nil
+}
+
+// time renders the agreement once to get the bytes printonly prints, then
+// times both binaries, alternating, after one untimed warm-up run each.
+func (b *bench) time(a agreement, backend string) (timing, error) {
+	args := []string{"render", "--backend", backend, a.path}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(b.tenancy, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return timing{}, fmt.Errorf("tenancy %s: %v\n%s", strings.Join(args, " "), err, errOut.Bytes())
+	}
+	printed := filepath.Join(b.work, fmt.Sprintf("%s.%d.yaml", backend, a.teams))
+	if err := os.WriteFile(printed, out.Bytes(), 0o644); err != nil {
+		return timing{}, err
+	}
+
+	t := timing{agreement: a, backend: backend, outBytes: out.Len()}
+	runs := b.runs
+	if a.teams >= growthBase {
+		// A large rendering varies less between runs and takes longer.
+		runs = max(5, runs/5)
+	}
+	var renderWall, printWall, renderCPU, printCPU []time.Duration
+	for i := -1; i < runs; i++ {
+		rw, rc, err := timeProcess(b.tenancy, args...)
+		if err != nil {
+			return t, err
+		}
+		pw, pc, err := timeProcess(b.print, printed)
+		if err != nil {
+			return t, err
+		}
+		if i < 0 {
+			continue // warm-up: page cache and the binaries' pages
+		}
+		renderWall, renderCPU = append(renderWall, rw), append(renderCPU, rc)
+		printWall, printCPU = append(printWall, pw), append(printCPU, pc)
+	}
+	t.renderWall, t.printWall = median(renderWall), median(printWall)
+	t.renderCPU, t.printCPU = median(renderCPU), median(printCPU)
+	return t, nil
+}
+
+// timeProcess runs a binary with its output discarded and returns its
+// wall-clock and CPU (user+system) time.
+func timeProcess(bin string, args ...string) (wall, cpu time.Duration, err error) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer devNull.Close()
+	cmd := exec.Command(bin, args...)
+	// An *os.File is handed to the child as is: no pipe, no copying
+	// goroutine in this process.
+	cmd.Stdout, cmd.Stderr = devNull, devNull
+	start := time.Now()
+	err = cmd.Run()
+	wall = time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %s: %w", filepath.Base(bin), strings.Join(args, " "), err)
+	}
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// report prints the table and the verdict on each target; it returns false
+// when a target is missed.
+func (b *bench) report(timings []timing) bool {
+	judged := "CPU time (user+system)"
+	if !b.judgeCPU {
+		judged = "wall-clock time"
+	}
+	fmt.Printf("tenancy render as a whole process: medians of %d runs (%d from %d teams); targets judged on %s.\n", b.runs, max(5, b.runs/5), growthBase, judged)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("Load average while running: %s", load)
+	}
+	fmt.Println()
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "agreement\tbackend\toutput\trender wall\tprint-only wall\trender CPU\tprint-only CPU\tratio\ttarget\tresult\t")
+	allOK := true
+	byBackend := map[string]map[int]timing{}
+	for _, t := range timings {
+		if byBackend[t.backend] == nil {
+			byBackend[t.backend] = map[int]timing{}
+		}
+		byBackend[t.backend][t.teams] = t
+		ratio := float64(t.render(b.judgeCPU)) / float64(t.printOnly(b.judgeCPU))
+		target, result := "", ""
+		switch t.teams {
+		case 3:
+			target = fmt.Sprintf("ratio ≤ %.0f", maxRatio)
+			result = verdict(ratio <= maxRatio, &allOK)
+		case largeTeams:
+			target = "render < " + maxLargeTime.String()
+			result = verdict(t.render(b.judgeCPU) < maxLargeTime, &allOK)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", t.name, t.backend, size(t.outBytes),
+			ms(t.renderWall), ms(t.printWall), ms(t.renderCPU), ms(t.printCPU), ratio, target, result)
+	}
+	w.Flush()
+
+	// Linearity: the cost per team above the reference agreement's, which
+	// is start-up and the fixed objects.
+	for _, backend := range b.backends {
+		ref, okRef := byBackend[backend][3]
+		small, okSmall := byBackend[backend][growthBase]
+		large, okLarge := byBackend[backend][largeTeams]
+		if !okRef || !okSmall || !okLarge {
+			continue
+		}
+		perTeam := func(t timing) float64 {
+			return float64(t.render(b.judgeCPU)-ref.render(b.judgeCPU)) / float64(t.teams-ref.teams)
+		}
+		growth := perTeam(large) / perTeam(small)
+		fmt.Printf("\n%s: per team past start-up, %.1f µs at %d teams and %.1f µs at %d teams: %.2f× (target ≤ %.0f×) %s\n",
+			backend, perTeam(small)/1e3, growthBase, perTeam(large)/1e3, largeTeams, growth, maxGrowth, verdict(growth <= maxGrowth, &allOK))
+	}
+	if allOK {
+		fmt.Println("\nAll targets met.")
+	} else {
+		fmt.Println("\nA target was missed.")
+	}
+	return allOK
+}
+
+func verdict(ok bool, all *bool) string {
+	if ok {
+		return "pass"
+	}
+	*all = false
+	return "FAIL"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func size(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run from inside the tenancy module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func goBuild(root, out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", pkg, err)
+	}
+	return nil
+}
