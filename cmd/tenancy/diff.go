@@ -38,7 +38,7 @@ With --base, FILE (default ./tenancy.toml) is read at revision REV with
 git show; the new side is FILE at --head, or in the working tree when --head
 is not given. A file missing on one side means every object is added or
 removed. In a shallow CI checkout, fetch the base first, e.g.
-  git fetch --depth=1 origin "$GITHUB_BASE_REF"
+  git fetch --depth=1 origin main:refs/remotes/origin/main
 
 --output markdown prints a pull request comment (under GitHub's 65,536
 character limit; long diffs are cut with a note); --output json is for tools.
@@ -221,7 +221,7 @@ func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
 			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
 				branch = b
 			}
-			return nil, false, fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s)", rev, branch)
+			return nil, false, fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s:refs/remotes/origin/%s)", rev, branch, branch)
 		}
 		return nil, false, fmt.Errorf("revision %s: %v", rev, err)
 	}
@@ -250,8 +250,11 @@ func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
 	if len(bytes.TrimSpace(entry)) == 0 {
 		return nil, false, nil
 	}
-	if fields := bytes.Fields(entry); len(fields) < 2 || string(fields[1]) != "blob" {
-		return nil, false, fmt.Errorf("%s at %s is not a file", file, rev)
+	// "<mode> <type> <object>\t<path>": a regular file is a blob of mode
+	// 100644 or 100755; a symbolic link (120000) would read as its target's
+	// name, a submodule (commit) as nothing.
+	if fields := bytes.Fields(entry); len(fields) < 2 || string(fields[1]) != "blob" || string(fields[0]) == "120000" {
+		return nil, false, fmt.Errorf("%s at %s is not a regular file", file, rev)
 	}
 	data, err = git(e, "show", string(commit)+":"+full)
 	if err != nil {

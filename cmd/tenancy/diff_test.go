@@ -346,6 +346,18 @@ func TestDiffGitBase(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 		}
 	})
+	t.Run("a symbolic link at a revision is refused", func(t *testing.T) {
+		if err := os.Symlink("deploy/tenancy.toml", filepath.Join(repo.dir, "link.toml")); err != nil {
+			t.Fatal(err)
+		}
+		repo.git("add", "link.toml")
+		repo.git("commit", "-q", "-m", "link")
+		defer repo.git("reset", "-q", "--hard", "HEAD~1")
+		_, stderr, code := runDiffIn(repo.dir, "--base", "HEAD", "--head", "HEAD", "link.toml")
+		if code != 2 || !strings.Contains(stderr, "link.toml at HEAD is not a regular file") {
+			t.Errorf("exit %d, stderr:\n%s", code, stderr)
+		}
+	})
 	t.Run("not a repository", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFiles(t, dir, map[string]string{"tenancy.toml": after})
@@ -370,7 +382,7 @@ func TestDiffGitShallowClone(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	_, stderr, code := runDiffIn(clone, "--base", "origin/main")
-	if code != 2 || !strings.Contains(stderr, "git fetch --depth=1 origin main") {
+	if code != 2 || !strings.Contains(stderr, "git fetch --depth=1 origin main:refs/remotes/origin/main") {
 		t.Errorf("before fetching the base: exit %d, stderr:\n%s", code, stderr)
 	}
 	fetch := exec.Command("git", "fetch", "-q", "--depth=1", "origin", "main:refs/remotes/origin/main")
