@@ -285,6 +285,7 @@ tolerations = [{ operator = "Exists" }, { key = "nvidia.com/gpu", value = "prese
 [flavors.mig]
 resource = "nvidia.com/mig-1g.10gb"
 capacity = 14
+node_labels = { "nvidia.com/mig.config" = "all-1g.10gb" }
 [priorities]
 critical = 2147483647
 background = -2147483648
@@ -371,11 +372,11 @@ borrow = 2
 		},
 		"shorthand with several flavors": {
 			doc:      header + "[flavors.a100]\ncapacity = 8\n[teams.a]\nguaranteed = 1\n",
-			schemaOK: false, checkOK: false, at: "teams/a",
+			schemaOK: false, checkOK: false, at: "teams/a/guaranteed",
 		},
 		"shorthand and flavors on one team": {
 			doc:      header + "[teams.a]\nguaranteed = 1\n[teams.a.flavors.h100]\nguaranteed = 1\n",
-			schemaOK: false, checkOK: false, at: "teams/a",
+			schemaOK: false, checkOK: false, at: "teams/a/guaranteed",
 		},
 		"toleration without key and operator Equal": {
 			doc:      strings.Replace(header, "capacity = 32", "capacity = 32\ntolerations = [{ effect = \"NoSchedule\" }]", 1) + "[teams.a]\n",
@@ -392,6 +393,14 @@ borrow = 2
 		"topology without levels": {
 			doc:      header + "[topology]\nlevels = []\n[teams.a]\n",
 			schemaOK: false, checkOK: false, at: "topology/levels",
+		},
+		"topology with a flavor without node labels": {
+			doc:      header + "[topology]\nlevels = [\"kubernetes.io/hostname\"]\n[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "flavors/h100",
+		},
+		"count beyond 2^53": {
+			doc:      header + "[teams.a]\nguaranteed = 0\nborrow = 9007199254740993\n",
+			schemaOK: false, checkOK: false, at: "teams/a/borrow",
 		},
 		"negative weight": {
 			doc:      header + "[teams.a]\nweight = -1\n",
