@@ -14,11 +14,13 @@ import (
 	"slices"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
 // Op says what happened to an object, a field, a team or a flavor.
 type Op string
 
+// The ops, as they appear in JSON.
 const (
 	Added     Op = "added"
 	Removed   Op = "removed"
@@ -249,7 +251,7 @@ func mergeOrder(old, new []ObjectKey) []ObjectKey {
 	return out
 }
 
-func planOf(r *generator.Result) *planAgreement {
+func planOf(r *generator.Result) *plan.Agreement {
 	if r == nil {
 		return nil
 	}

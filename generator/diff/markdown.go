@@ -48,7 +48,7 @@ func Markdown(r *Report, limit int) []byte {
 		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
 			emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]), emph(rw.op, c[7]))
 	}
-	add("\n#### Pool %s\n\n| | Flavor | Resource | Capacity | Guaranteed | Share |\n|:-:|---|---|--:|--:|--:|\n", code(r.Summary.Pool.String()))
+	add("\n#### Pool %s\n\n| | Flavor | Resource | Capacity | Guaranteed | Share |\n|:-:|---|---|--:|--:|--:|\n", code(r.Summary.poolName()))
 	for _, rw := range flavorRows(r.Summary) {
 		c := rw.cells
 		add("| %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]))

@@ -11,8 +11,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
-type planAgreement = plan.Agreement
-
 // Value is a before → after pair. A nil side is absent: the team, flavor
 // or agreement does not exist there.
 type Value[T comparable] struct {
@@ -44,6 +42,18 @@ func show[T any](p *T) string {
 		return "–"
 	}
 	return fmt.Sprint(*p)
+}
+
+// poolName names the pool for headings: "gpu-pool", "old → new" when it is
+// renamed, and "gpu-pool (added)" or "(removed)" when the file is.
+func (s Summary) poolName() string {
+	switch {
+	case s.Pool.Old == nil && s.Pool.New != nil:
+		return *s.Pool.New + " (added)"
+	case s.Pool.New == nil && s.Pool.Old != nil:
+		return *s.Pool.Old + " (removed)"
+	}
+	return s.Pool.String()
 }
 
 // Summary is what the change means for the agreement, from the two plans.

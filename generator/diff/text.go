@@ -29,7 +29,7 @@ func Text(r *Report, color bool) []byte {
 	}
 
 	p.line("", "")
-	p.line(sgrBold, "Agreement "+r.Summary.Pool.String())
+	p.line(sgrBold, "Agreement "+r.Summary.poolName())
 	p.line("", "")
 	p.line(sgrBold, "Pool")
 	p.table([]string{"", "FLAVOR", "RESOURCE", "CAPACITY", "GUARANTEED", "SHARE"}, flavorRows(r.Summary))
