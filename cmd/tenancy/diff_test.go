@@ -93,7 +93,7 @@ func TestDiffGolden(t *testing.T) {
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeDiffFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -106,7 +106,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-func readCase(t *testing.T, name, file string) string {
+func readDiffCase(t *testing.T, name, file string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "diff", name, file))
 	if err != nil {
@@ -115,8 +115,8 @@ func readCase(t *testing.T, name, file string) string {
 	return string(b)
 }
 
-// brokenAgreement has a quota that is not a number, on line 9.
-const brokenAgreement = `version = 1
+// brokenDiffAgreement has a quota that is not a number, on line 9.
+const brokenDiffAgreement = `version = 1
 name = "gpu-pool"
 
 [flavors.h100]
@@ -128,8 +128,8 @@ guaranteed = "sixteen"
 `
 
 func TestDiffExitCodes(t *testing.T) {
-	same := readCase(t, "team-gains-gpus", "new.toml")
-	changed := readCase(t, "team-gains-gpus", "old.toml")
+	same := readDiffCase(t, "team-gains-gpus", "new.toml")
+	changed := readDiffCase(t, "team-gains-gpus", "old.toml")
 	for name, tc := range map[string]struct {
 		files      map[string]string
 		args       []string
@@ -152,11 +152,11 @@ func TestDiffExitCodes(t *testing.T) {
 			files: map[string]string{"a.toml": changed, "b.toml": same}, args: []string{"--output", "json", "--exit-code", "a.toml", "b.toml"}, wantCode: 1,
 		},
 		"broken new side": {
-			files: map[string]string{"a.toml": same, "b.toml": brokenAgreement}, args: []string{"a.toml", "b.toml", "--exit-code"}, wantCode: 2,
+			files: map[string]string{"a.toml": same, "b.toml": brokenDiffAgreement}, args: []string{"a.toml", "b.toml", "--exit-code"}, wantCode: 2,
 			wantStderr: []string{"b.toml:9:", "teams.training.guaranteed", "the new side, b.toml, is invalid"},
 		},
 		"broken old side": {
-			files: map[string]string{"a.toml": brokenAgreement, "b.toml": same}, args: []string{"a.toml", "b.toml"}, wantCode: 2,
+			files: map[string]string{"a.toml": brokenDiffAgreement, "b.toml": same}, args: []string{"a.toml", "b.toml"}, wantCode: 2,
 			wantStderr: []string{"a.toml:9:", "the old side, a.toml, is invalid"},
 		},
 		"missing new file": {
@@ -182,7 +182,7 @@ func TestDiffExitCodes(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, tc.files)
+			writeDiffFiles(t, dir, tc.files)
 			stdout, stderr, code := runDiffIn(dir, tc.args...)
 			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr)
@@ -202,14 +202,14 @@ func TestDiffExitCodes(t *testing.T) {
 	}
 }
 
-// gitRepo makes a repository in a temporary directory with git itself,
+// diffGitRepo makes a repository in a temporary directory with git itself,
 // isolated from the user's and the system's configuration.
-type gitRepo struct {
+type diffGitRepo struct {
 	t   *testing.T
 	dir string
 }
 
-func newGitRepo(t *testing.T) *gitRepo {
+func newDiffGitRepo(t *testing.T) *diffGitRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("git is needed for tenancy diff --base: %v", err)
@@ -222,12 +222,12 @@ func newGitRepo(t *testing.T) *gitRepo {
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
 	t.Setenv("GIT_COMMITTER_NAME", "test")
 	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-	r := &gitRepo{t: t, dir: t.TempDir()}
+	r := &diffGitRepo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	return r
 }
 
-func (r *gitRepo) git(args ...string) string {
+func (r *diffGitRepo) git(args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = r.dir
@@ -239,14 +239,14 @@ func (r *gitRepo) git(args ...string) string {
 }
 
 // commit writes files (an empty content removes the file) and commits them.
-func (r *gitRepo) commit(msg string, files map[string]string) {
+func (r *diffGitRepo) commit(msg string, files map[string]string) {
 	r.t.Helper()
 	for name, content := range files {
 		if content == "" {
 			r.git("rm", "-q", name)
 			continue
 		}
-		writeFiles(r.t, r.dir, map[string]string{name: content})
+		writeDiffFiles(r.t, r.dir, map[string]string{name: content})
 		r.git("add", name)
 	}
 	r.git("commit", "-q", "-m", msg)
@@ -262,9 +262,9 @@ func diffJSON(t *testing.T, stdout string) *diff.Report {
 }
 
 func TestDiffGitBase(t *testing.T) {
-	before := readCase(t, "team-gains-gpus", "old.toml")
-	after := readCase(t, "team-gains-gpus", "new.toml")
-	repo := newGitRepo(t)
+	before := readDiffCase(t, "team-gains-gpus", "old.toml")
+	after := readDiffCase(t, "team-gains-gpus", "new.toml")
+	repo := newDiffGitRepo(t)
 	repo.commit("first", map[string]string{"deploy/tenancy.toml": before, "README": "x\n"})
 	repo.commit("second", map[string]string{"deploy/tenancy.toml": after})
 	repo.commit("third: other team", map[string]string{"other/tenancy.toml": after})
@@ -284,8 +284,8 @@ func TestDiffGitBase(t *testing.T) {
 		}
 	})
 	t.Run("base against the working tree, from a subdirectory", func(t *testing.T) {
-		writeFiles(t, deploy, map[string]string{"tenancy.toml": before})
-		defer writeFiles(t, deploy, map[string]string{"tenancy.toml": after})
+		writeDiffFiles(t, deploy, map[string]string{"tenancy.toml": before})
+		defer writeDiffFiles(t, deploy, map[string]string{"tenancy.toml": after})
 		stdout, stderr, code := runDiffIn(deploy, "--base", "HEAD~2", "--exit-code")
 		if code != 0 {
 			t.Fatalf("exit %d, want 0 (the working tree is back at the base); stderr:\n%s\n%s", code, stderr, stdout)
@@ -310,7 +310,7 @@ func TestDiffGitBase(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "tenancy.toml")); err != nil {
 			t.Fatal(err)
 		}
-		defer writeFiles(t, dir, map[string]string{"tenancy.toml": after})
+		defer writeDiffFiles(t, dir, map[string]string{"tenancy.toml": after})
 		stdout, stderr, code := runDiffIn(dir, "--base", "HEAD", "--output", "json")
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
@@ -339,7 +339,7 @@ func TestDiffGitBase(t *testing.T) {
 		}
 	})
 	t.Run("broken file at a revision names the revision", func(t *testing.T) {
-		repo.commit("broken", map[string]string{"deploy/tenancy.toml": brokenAgreement})
+		repo.commit("broken", map[string]string{"deploy/tenancy.toml": brokenDiffAgreement})
 		defer repo.git("reset", "-q", "--hard", "HEAD~1")
 		stdout, stderr, code := runDiffIn(repo.dir, "--base", "HEAD~1", "--head", "HEAD", "deploy/tenancy.toml")
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "HEAD:deploy/tenancy.toml:9:") || !strings.Contains(stderr, "the new side") {
@@ -360,7 +360,7 @@ func TestDiffGitBase(t *testing.T) {
 	})
 	t.Run("not a repository", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFiles(t, dir, map[string]string{"tenancy.toml": after})
+		writeDiffFiles(t, dir, map[string]string{"tenancy.toml": after})
 		_, stderr, code := runDiffIn(dir, "--base", "HEAD")
 		if code != 2 || stderr == "" {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
@@ -371,10 +371,10 @@ func TestDiffGitBase(t *testing.T) {
 // TestDiffGitShallowClone does what CI does: a depth-1 checkout of the pull
 // request that fetches only the tip of the base branch.
 func TestDiffGitShallowClone(t *testing.T) {
-	repo := newGitRepo(t)
-	repo.commit("base", map[string]string{"tenancy.toml": readCase(t, "team-gains-gpus", "old.toml")})
+	repo := newDiffGitRepo(t)
+	repo.commit("base", map[string]string{"tenancy.toml": readDiffCase(t, "team-gains-gpus", "old.toml")})
 	repo.git("checkout", "-q", "-b", "feature")
-	repo.commit("more GPUs for training", map[string]string{"tenancy.toml": readCase(t, "team-gains-gpus", "new.toml")})
+	repo.commit("more GPUs for training", map[string]string{"tenancy.toml": readDiffCase(t, "team-gains-gpus", "new.toml")})
 
 	clone := t.TempDir()
 	cmd := exec.Command("git", "clone", "-q", "--depth=1", "--branch", "feature", "file://"+repo.dir, clone)
@@ -399,9 +399,9 @@ func TestDiffGitShallowClone(t *testing.T) {
 	}
 }
 
-// largeAgreement has n teams with two namespaces each, every one guaranteed
+// largeDiffAgreement has n teams with two namespaces each, every one guaranteed
 // `each` GPUs.
-func largeAgreement(n int, each int) string {
+func largeDiffAgreement(n int, each int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "version = 1\nname = \"gpu-pool\"\n\n[flavors.h100]\nresource = \"nvidia.com/gpu\"\ncapacity = %d\n", n*4)
 	for i := range n {
@@ -412,7 +412,7 @@ func largeAgreement(n int, each int) string {
 
 func TestDiffMarkdownStaysUnderTheCommentLimit(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"old.toml": largeAgreement(300, 1), "new.toml": largeAgreement(300, 2)})
+	writeDiffFiles(t, dir, map[string]string{"old.toml": largeDiffAgreement(300, 1), "new.toml": largeDiffAgreement(300, 2)})
 	stdout, stderr, code := runDiffIn(dir, "old.toml", "new.toml", "--output", "markdown")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
@@ -449,7 +449,7 @@ func TestDiffColor(t *testing.T) {
 	}
 	// The golden text files are written to buffers: no escape sequences.
 	for _, name := range []string{"team-gains-gpus", "backend-kai"} {
-		if strings.Contains(readCase(t, name, "stdout.txt"), "\x1b[") {
+		if strings.Contains(readDiffCase(t, name, "stdout.txt"), "\x1b[") {
 			t.Errorf("%s/stdout.txt has colour", name)
 		}
 	}
