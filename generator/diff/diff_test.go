@@ -448,3 +448,32 @@ func TestGuaranteeChart(t *testing.T) {
 		t.Errorf("the largest change is not charted:\n%s", chart)
 	}
 }
+
+func TestLineDiffFallsBackOnHugeInputs(t *testing.T) {
+	var a, b []string
+	for i := range 3000 {
+		a = append(a, fmt.Sprintf("old %d", i))
+		b = append(b, fmt.Sprintf("new %d", i))
+	}
+	a = append([]string{"same start"}, append(a, "same end")...)
+	b = append([]string{"same start"}, append(b, "same end")...)
+	edits := lineDiff(a, b)
+	var gotA, gotB []string
+	for _, e := range edits {
+		if e.op != '+' {
+			gotA = append(gotA, e.line)
+		}
+		if e.op != '-' {
+			gotB = append(gotB, e.line)
+		}
+	}
+	if diff := cmp.Diff(a, gotA); diff != "" {
+		t.Errorf("old side not reproduced (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(b, gotB); diff != "" {
+		t.Errorf("new side not reproduced (-want,+got):\n%s", diff)
+	}
+	if edits[0] != (edit{' ', "same start"}) || edits[len(edits)-1] != (edit{' ', "same end"}) {
+		t.Errorf("common lines at the ends are not kept: %v ... %v", edits[0], edits[len(edits)-1])
+	}
+}

@@ -51,18 +51,50 @@ type edit struct {
 	line string
 }
 
-// lineDiff returns a shortest edit script turning a into b, by Myers'
-// O(ND) algorithm ("An O(ND) Difference Algorithm and Its Variations", 1986).
-// Rendered objects are small, so the simple variant that keeps every round's
-// frontier for the backtrack is enough.
+// maxEditDistance bounds the work lineDiff does on one object: past this
+// many differing lines it stops looking for the shortest script and
+// replaces the differing middle whole. Rendered objects are tens of lines;
+// the bound only keeps a pathological input from using quadratic memory.
+const maxEditDistance = 1000
+
+// lineDiff returns an edit script turning a into b: the shortest one, by
+// Myers' O(ND) algorithm ("An O(ND) Difference Algorithm and Its
+// Variations", 1986), unless more than maxEditDistance lines differ.
 func lineDiff(a, b []string) []edit {
+	// Lines shared at the start and the end cost nothing to find and are
+	// most of a typical object.
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var out []edit
+	for _, l := range a[:pre] {
+		out = append(out, edit{' ', l})
+	}
+	out = append(out, myers(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	for _, l := range a[len(a)-suf:] {
+		out = append(out, edit{' ', l})
+	}
+	return out
+}
+
+func myers(a, b []string) []edit {
 	n, m := len(a), len(b)
 	limit := n + m
 	off := limit + 1
-	v := make([]int, 2*limit+3)
+	v := make([]int, 2*limit+3) // v[off+k]: the furthest x on diagonal k
+	// trace[d] is the part of v that round d reads, diagonals -d-1..d+1,
+	// kept for the backtrack: O(D²) memory rather than O(D·(N+M)).
 	var trace [][]int
 	for d := 0; d <= limit; d++ {
-		trace = append(trace, append([]int(nil), v...))
+		if d > maxEditDistance {
+			return replaceAll(a, b)
+		}
+		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -76,26 +108,37 @@ func lineDiff(a, b []string) []edit {
 			}
 			v[off+k] = x
 			if x >= n && y >= m {
-				return backtrack(trace, a, b, off)
+				return backtrack(trace, a, b)
 			}
 		}
 	}
 	return nil // unreachable: d = n+m always reaches the end
 }
 
-func backtrack(trace [][]int, a, b []string, off int) []edit {
+func replaceAll(a, b []string) []edit {
+	out := make([]edit, 0, len(a)+len(b))
+	for _, l := range a {
+		out = append(out, edit{'-', l})
+	}
+	for _, l := range b {
+		out = append(out, edit{'+', l})
+	}
+	return out
+}
+
+func backtrack(trace [][]int, a, b []string) []edit {
 	x, y := len(a), len(b)
 	var rev []edit
 	for d := len(trace) - 1; d >= 0; d-- {
-		v := trace[d]
+		v := func(k int) int { return trace[d][k+d+1] }
 		k := x - y
 		var prevK int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+		if k == -d || (k != d && v(k-1) < v(k+1)) {
 			prevK = k + 1
 		} else {
 			prevK = k - 1
 		}
-		prevX := v[off+prevK]
+		prevX := v(prevK)
 		prevY := prevX - prevK
 		for x > prevX && y > prevY {
 			rev = append(rev, edit{' ', a[x-1]})
