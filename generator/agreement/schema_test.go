@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -257,18 +260,19 @@ func leafLocations(err error) []string {
 
 const header = "version = 1\nname = \"gpu-pool\"\n[flavors.h100]\ncapacity = 32\n"
 
-// TestSchemaAgreesWithCheck runs documents through both the schema and
-// generator.Check. Where they are meant to agree, schemaOK == checkOK; the
-// cases where they differ record what a schema cannot say, so an editor is
-// never stricter than the tool.
-func TestSchemaAgreesWithCheck(t *testing.T) {
-	sch := compileSchema(t)
-	tests := map[string]struct {
-		doc      string
-		schemaOK bool
-		checkOK  bool
-		at       string // where the schema reports the problem
-	}{
+// schemaCase is an agreement and what the schema and generator.Check make of it.
+type schemaCase struct {
+	doc      string
+	schemaOK bool
+	checkOK  bool
+	at       string // where the schema reports the problem
+}
+
+// schemaCases are run through both the schema and generator.Check. Where they
+// are meant to agree, schemaOK == checkOK; the cases where they differ record
+// what a schema cannot say, so an editor is never stricter than the tool.
+func schemaCases() map[string]schemaCase {
+	return map[string]schemaCase{
 		"reference shorthand": {
 			doc:      header + "[teams.training]\nguaranteed = 16\nlendable = 8\nborrow = 8\nreclaim = \"wait\"\nweight = 2\nvms = 0\n",
 			schemaOK: true, checkOK: true,
@@ -432,7 +436,11 @@ borrow = 2
 			schemaOK: true, checkOK: false,
 		},
 	}
-	for name, tc := range tests {
+}
+
+func TestSchemaAgreesWithCheck(t *testing.T) {
+	sch := compileSchema(t)
+	for name, tc := range schemaCases() {
 		t.Run(name, func(t *testing.T) {
 			err := sch.Validate(tomlAsJSON(t, tc.doc))
 			if got := err == nil; got != tc.schemaOK {
@@ -454,4 +462,104 @@ borrow = 2
 			}
 		})
 	}
+}
+
+// TestSchemaWithTaplo runs the schema through Taplo, the engine of Even
+// Better TOML, so what an editor shows is tested rather than assumed. TAPLO
+// names the taplo binary (npm @taplo/cli); without it the test is skipped,
+// except in CI (CI set), where a missing install step must fail.
+func TestSchemaWithTaplo(t *testing.T) {
+	taplo := os.Getenv("TAPLO")
+	if taplo == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("TAPLO is not set: CI must install @taplo/cli and point TAPLO at its taplo")
+		}
+		t.Skip("TAPLO is not set (path to the taplo of npm @taplo/cli)")
+	}
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "tenancy.schema.json")
+	if err := os.WriteFile(schema, agreement.Schema, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every document starts with the #:schema directive README.md tells
+	// users to put at the top of their tenancy.toml, with a path relative
+	// to the file; so the directive is tested too.
+	const directive = "#:schema ./tenancy.schema.json\n"
+	want := map[string]bool{} // file → valid
+	for name, tc := range schemaCases() {
+		file := filepath.Join(dir, "case-"+fileName(name)+".toml")
+		if err := os.WriteFile(file, []byte(directive+tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[file] = tc.schemaOK
+	}
+	for _, path := range agreementFiles(t) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "example-"+fileName(path)+".toml")
+		if err := os.WriteFile(file, append([]byte(directive), src...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[file] = true
+	}
+	// One run for all: each start of taplo costs seconds.
+	got := taploValid(t, taplo, dir, sortedKeys(want))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("valid according to taplo (-want,+got):\n%s", d)
+	}
+}
+
+// fileName turns a case name into a file name.
+func fileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
+}
+
+// taploValid runs taplo check on files and returns, per file, whether taplo
+// found it valid.
+func taploValid(t *testing.T, taplo, dir string, files []string) map[string]bool {
+	t.Helper()
+	args := []string{"check", "--colors", "never", "--no-auto-config"}
+	cmd := exec.Command(taplo, append(args, files...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("run taplo: %v", err)
+	}
+	got := map[string]bool{}
+	for _, f := range files {
+		got[f] = true
+	}
+	// taplo logs one line per file that fails:
+	//   ERROR taplo:lint_files: invalid file error=schema validation failed path="/abs/file.toml"
+	for _, line := range strings.Split(string(out), "\n") {
+		_, rest, ok := strings.Cut(line, "invalid file ")
+		if !ok {
+			continue
+		}
+		_, path, ok := strings.Cut(rest, ` path="`)
+		if !ok {
+			t.Fatalf("unexpected taplo line: %s", line)
+		}
+		path = strings.TrimSuffix(strings.TrimSpace(path), `"`)
+		if !strings.Contains(rest, "schema validation failed") {
+			t.Errorf("taplo failed on %s for another reason than the schema: %s", path, line)
+		}
+		if _, known := got[path]; !known {
+			t.Fatalf("taplo reports a file it was not given: %s\n%s", path, out)
+		}
+		got[path] = false
+	}
+	if invalid := slices.Contains(slices.Collect(maps.Values(got)), false); invalid != (err != nil) {
+		t.Errorf("taplo exit status %v, but invalid files = %v:\n%s", err, invalid, out)
+	}
+	return got
 }
