@@ -65,6 +65,8 @@ printed on stderr and the exit status is 1.`)
 	if !errors.As(err, &rs) {
 		fmt.Fprintf(e.stderr, "tenancy kustomize: %v\n", err)
 	}
-	fmt.Fprintln(e.stderr, "tenancy kustomize: failed; no resources were generated")
+	// The directory tells which kustomization failed when an overlay pulls
+	// in several bases, each with its own tenancy.toml.
+	fmt.Fprintf(e.stderr, "tenancy kustomize: failed in %s; no resources were generated\n", e.dir)
 	return exitFailure
 }
