@@ -164,3 +164,38 @@ func TestInputTooLarge(t *testing.T) {
 	}
 	assertItemsEmpty(t, []byte(out.String()))
 }
+
+func TestAgreementTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	big := "# padding\n" + strings.Repeat("#", generator.MaxAgreementSize)
+	if err := os.WriteFile(filepath.Join(dir, "tenancy.toml"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		spec string
+		want string
+	}{
+		"file":   {spec: "file: tenancy.toml", want: "TenancyGenerator/gpu-tenancy: spec.file: tenancy.toml: agreement exceeds 1 MiB"},
+		"inline": {spec: "agreement: '" + big + "'", want: "TenancyGenerator/gpu-tenancy: spec.agreement: agreement exceeds 1 MiB"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n" +
+				"  apiVersion: tenancy.dev/v1alpha1\n  kind: TenancyGenerator\n  metadata:\n    name: gpu-tenancy\n" +
+				"  spec:\n    " + tc.spec + "\n"
+			var out strings.Builder
+			results, err := Run(dir, strings.NewReader(in), &out)
+			if err == nil {
+				t.Fatal("Run() accepted an agreement over generator.MaxAgreementSize")
+			}
+			var got []string
+			for _, r := range results {
+				got = append(got, r.Message)
+			}
+			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
+				t.Errorf("result messages (-want,+got):\n%s", diff)
+			}
+			assertItemsEmpty(t, []byte(out.String()))
+		})
+	}
+}
