@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -562,4 +563,115 @@ func taploValid(t *testing.T, taplo, dir string, files []string) map[string]bool
 		t.Errorf("taplo exit status %v, but invalid files = %v:\n%s", err, invalid, out)
 	}
 	return got
+}
+
+// TestSchemaNeverStricterThanCheck mutates the examples at random (a fixed
+// seed, so failures reproduce) and asserts that every agreement tenancy
+// check accepts, the schema accepts too: an editor must never flag a file
+// the tool renders.
+func TestSchemaNeverStricterThanCheck(t *testing.T) {
+	sch := compileSchema(t)
+	var docs []map[string]any
+	for _, path := range agreementFiles(t) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(src) > 64<<10 {
+			continue // the large example only repeats what the others have
+		}
+		var doc map[string]any
+		if err := toml.Unmarshal(src, &doc); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		docs = append(docs, doc)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	accepted := 0
+	for i := range 400 {
+		doc := mutate(rng, deepCopy(docs[i%len(docs)]).(map[string]any))
+		src, err := toml.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: src}); err != nil {
+			continue
+		}
+		accepted++
+		if err := sch.Validate(tomlAsJSON(t, string(src))); err != nil {
+			t.Errorf("tenancy check accepts this agreement, the schema does not:\n%s\n%v", src, err)
+		}
+	}
+	// The mutations must leave valid agreements often enough to mean something.
+	if accepted < 100 {
+		t.Errorf("only %d of 400 mutated agreements were valid", accepted)
+	}
+}
+
+// mutate changes one or two values somewhere in doc: a key is added, an
+// integer becomes another small integer, a string one of a few that
+// matter, a table or array goes.
+func mutate(rng *rand.Rand, doc map[string]any) map[string]any {
+	for range 1 + rng.IntN(2) {
+		table, key := pick(rng, doc)
+		if table == nil {
+			continue
+		}
+		if rng.IntN(3) == 0 {
+			// Add a key of the format where it may or may not belong.
+			keys := []string{"weight", "vms", "borrow", "lendable", "guaranteed", "reclaim", "resource", "capacity", "effect"}
+			key = keys[rng.IntN(len(keys))]
+			table[key] = any(int64(rng.IntN(40) - 2))
+			if rng.IntN(2) == 0 {
+				table[key] = ""
+			}
+		}
+		switch v := table[key].(type) {
+		case int64:
+			table[key] = int64(rng.IntN(40) - 2)
+		case string:
+			choices := []string{v, "preempt", "wait", "Exists", "Equal", "NoSchedule", "nvidia.com/gpu", "x"}
+			table[key] = choices[rng.IntN(len(choices))]
+		default:
+			if key != "version" && key != "name" {
+				delete(table, key)
+			}
+		}
+	}
+	return doc
+}
+
+// pick returns a random table of doc and one of its keys, in a stable order.
+func pick(rng *rand.Rand, doc map[string]any) (map[string]any, string) {
+	table := doc
+	for {
+		keys := sortedKeys(table)
+		if len(keys) == 0 {
+			return nil, ""
+		}
+		key := keys[rng.IntN(len(keys))]
+		next, ok := table[key].(map[string]any)
+		if !ok || rng.IntN(4) == 0 {
+			return table, key
+		}
+		table = next
+	}
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = deepCopy(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = deepCopy(x)
+		}
+		return out
+	}
+	return v
 }
