@@ -1,0 +1,736 @@
+package kueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/webhooks"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/render/kueue"
+)
+
+// Builders, so cases read like the agreements they stand for.
+
+func h100(capacity int64) plan.Flavor {
+	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity}
+}
+
+func mig(capacity int64) plan.Flavor {
+	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity}
+}
+
+func quota(flavor string, guaranteed, lendable, borrow int64) plan.Quota {
+	return plan.Quota{Flavor: flavor, Guaranteed: guaranteed, Lendable: lendable, Borrow: borrow}
+}
+
+func team(name string, quotas ...plan.Quota) plan.Team {
+	return plan.Team{Name: name, Namespaces: []string{name}, Reclaim: plan.ReclaimPreempt, Weight: 1, Quotas: quotas}
+}
+
+// agreement fills in every team's zero quotas for flavors it does not name,
+// as plan.Build does.
+func agreement(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
+	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
+	for _, t := range teams {
+		var qs []plan.Quota
+		for _, f := range flavors {
+			qs = append(qs, t.Quota(f.Name))
+		}
+		t.Quotas = qs
+		p.Teams = append(p.Teams, t)
+	}
+	return p
+}
+
+func renderV1beta2(t *testing.T, p *plan.Agreement) []render.Object {
+	t.Helper()
+	objs, err := kueue.Render(p, generator.KueueV1beta2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
+	t.Helper()
+	out := map[string]*kueuev1beta2.ClusterQueue{}
+	for _, o := range objs {
+		if cq, ok := o.Body.(*kueuev1beta2.ClusterQueue); ok {
+			out[cq.Name] = cq
+		}
+	}
+	return out
+}
+
+// quotaTable summarises a ClusterQueue's quotas as
+// "flavor/resource" → "nominal/lendingLimit/borrowingLimit".
+func quotaTable(cq *kueuev1beta2.ClusterQueue) map[string]string {
+	out := map[string]string{}
+	str := func(q *resource.Quantity) string {
+		if q == nil {
+			return "nil"
+		}
+		return q.String()
+	}
+	for _, g := range cq.Spec.ResourceGroups {
+		for _, f := range g.Flavors {
+			for _, r := range f.Resources {
+				nominal := r.NominalQuota
+				out[string(f.Name)+"/"+string(r.Name)] = str(&nominal) + "/" + str(r.LendingLimit) + "/" + str(r.BorrowingLimit)
+			}
+		}
+	}
+	return out
+}
+
+func TestClusterQueueQuotas(t *testing.T) {
+	// cpu and memory are covered with a quota no cluster reaches and never
+	// lent or borrowed, so they never decide admission (see kueue.go).
+	cpuMem := map[string]string{}
+	for _, f := range []string{"h100", "a100-mig"} {
+		cpuMem[f+"/cpu"] = "100k/0/0"
+		cpuMem[f+"/memory"] = "100Ti/0/0"
+	}
+	with := func(m map[string]string, flavors ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for k, v := range cpuMem {
+			for _, f := range flavors {
+				if strings.HasPrefix(k, f+"/") {
+					out[k] = v
+				}
+			}
+		}
+		return out
+	}
+	tests := map[string]struct {
+		plan *plan.Agreement
+		want map[string]map[string]string // team → quota table
+	}{
+		"reference agreement": {
+			plan: agreement([]plan.Flavor{h100(32)},
+				team("training", quota("h100", 16, 8, 8)),
+				team("research", quota("h100", 8, 8, 8)),
+				team("inference", quota("h100", 8, 0, 0))),
+			want: map[string]map[string]string{
+				"training":  with(map[string]string{"h100/nvidia.com/gpu": "16/8/8"}, "h100"),
+				"research":  with(map[string]string{"h100/nvidia.com/gpu": "8/8/8"}, "h100"),
+				"inference": with(map[string]string{"h100/nvidia.com/gpu": "8/0/0"}, "h100"),
+			},
+		},
+		"a team with nothing guaranteed may still borrow": {
+			plan: agreement([]plan.Flavor{h100(8)},
+				team("owner", quota("h100", 8, 8, 0)),
+				team("guest", quota("h100", 0, 0, 4))),
+			want: map[string]map[string]string{
+				"owner": with(map[string]string{"h100/nvidia.com/gpu": "8/8/0"}, "h100"),
+				"guest": with(map[string]string{"h100/nvidia.com/gpu": "0/0/4"}, "h100"),
+			},
+		},
+		"two flavors of two resources: each flavor has the other's resource at zero": {
+			plan: agreement([]plan.Flavor{h100(32), mig(56)},
+				team("notebooks", quota("a100-mig", 28, 14, 14), quota("h100", 0, 0, 4)),
+				team("training", quota("h100", 16, 8, 8))),
+			want: map[string]map[string]string{
+				"notebooks": with(map[string]string{
+					"h100/nvidia.com/gpu":             "0/0/4",
+					"h100/nvidia.com/mig-1g.10gb":     "0/0/0",
+					"a100-mig/nvidia.com/gpu":         "0/0/0",
+					"a100-mig/nvidia.com/mig-1g.10gb": "28/14/14",
+				}, "h100", "a100-mig"),
+				"training": with(map[string]string{
+					"h100/nvidia.com/gpu":             "16/8/8",
+					"h100/nvidia.com/mig-1g.10gb":     "0/0/0",
+					"a100-mig/nvidia.com/gpu":         "0/0/0",
+					"a100-mig/nvidia.com/mig-1g.10gb": "0/0/0",
+				}, "h100", "a100-mig"),
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := map[string]map[string]string{}
+			for name, cq := range clusterQueues(t, renderV1beta2(t, tc.plan)) {
+				got[name] = quotaTable(cq)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("quotas (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFlavorOrderIsThePlans(t *testing.T) {
+	// Kueue tries a resource group's flavors in order: the agreement's.
+	for name, flavors := range map[string][]plan.Flavor{
+		"h100 first": {h100(8), mig(7)},
+		"mig first":  {mig(7), h100(8)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cq := clusterQueues(t, renderV1beta2(t, agreement(flavors, team("a", quota("h100", 8, 0, 0)))))["a"]
+			var want, got []string
+			for _, f := range flavors {
+				want = append(want, f.Name)
+			}
+			for _, f := range cq.Spec.ResourceGroups[0].Flavors {
+				got = append(got, string(f.Name))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("flavor order (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReclaim(t *testing.T) {
+	tests := map[string]struct {
+		reclaim plan.ReclaimPolicy
+		want    kueuev1beta2.PreemptionPolicy
+	}{
+		"preempt: borrowers are preempted":      {reclaim: plan.ReclaimPreempt, want: kueuev1beta2.PreemptionPolicyAny},
+		"wait: the owner waits for them to end": {reclaim: plan.ReclaimWait, want: kueuev1beta2.PreemptionPolicyNever},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tm := team("a", quota("h100", 8, 8, 0))
+			tm.Reclaim = tc.reclaim
+			cq := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{h100(8)}, tm)))["a"]
+			if got := cq.Spec.Preemption.ReclaimWithinCohort; got != tc.want {
+				t.Errorf("reclaimWithinCohort = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
+	training := team("training", quota("h100", 8, 0, 0))
+	training.Namespaces = []string{"training", "training-batch"}
+	research := team("research", quota("h100", 8, 0, 0))
+	cqs := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{h100(16)}, training, research)))
+	// Namespaces as the API server labels them, plus one that copies a
+	// team's label onto itself: the selector must not be fooled by it.
+	namespaces := map[string]labels.Set{
+		"training":       {render.NamespaceNameLabel: "training", render.TeamLabel: "training"},
+		"training-batch": {render.NamespaceNameLabel: "training-batch", render.TeamLabel: "training"},
+		"research":       {render.NamespaceNameLabel: "research", render.TeamLabel: "research"},
+		"intruder":       {render.NamespaceNameLabel: "intruder", render.TeamLabel: "training"},
+		"default":        {render.NamespaceNameLabel: "default"},
+	}
+	want := map[string][]string{
+		"training": {"training", "training-batch"},
+		"research": {"research"},
+	}
+	got := map[string][]string{}
+	for name, cq := range cqs {
+		sel, err := metav1.LabelSelectorAsSelector(cq.Spec.NamespaceSelector)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if sel.Empty() {
+			t.Fatalf("%s: the selector admits every namespace", name)
+		}
+		for ns, l := range namespaces {
+			if sel.Matches(l) {
+				got[name] = append(got[name], ns)
+			}
+		}
+		sort.Strings(got[name])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("admitted namespaces (-want,+got):\n%s", diff)
+	}
+}
+
+func TestDefaultsWrittenOut(t *testing.T) {
+	tm := team("a", quota("h100", 8, 0, 0))
+	tm.Weight = 3
+	objs := renderV1beta2(t, agreement([]plan.Flavor{h100(8)}, tm))
+	never := kueuev1beta2.None
+	weight := resource.MustParse("3")
+	wantCQ := kueuev1beta2.ClusterQueueSpec{
+		QueueingStrategy: kueuev1beta2.BestEffortFIFO,
+		StopPolicy:       &never,
+		FlavorFungibility: &kueuev1beta2.FlavorFungibility{
+			WhenCanBorrow: kueuev1beta2.MayStopSearch, WhenCanPreempt: kueuev1beta2.TryNextFlavor,
+		},
+		Preemption: &kueuev1beta2.ClusterQueuePreemption{
+			ReclaimWithinCohort: kueuev1beta2.PreemptionPolicyAny,
+			BorrowWithinCohort:  &kueuev1beta2.BorrowWithinCohort{Policy: kueuev1beta2.BorrowWithinCohortPolicyNever},
+			WithinClusterQueue:  kueuev1beta2.PreemptionPolicyLowerPriority,
+		},
+		FairSharing: &kueuev1beta2.FairSharing{Weight: &weight},
+	}
+	cq := clusterQueues(t, objs)["a"]
+	got := kueuev1beta2.ClusterQueueSpec{
+		QueueingStrategy: cq.Spec.QueueingStrategy, StopPolicy: cq.Spec.StopPolicy,
+		FlavorFungibility: cq.Spec.FlavorFungibility, Preemption: cq.Spec.Preemption, FairSharing: cq.Spec.FairSharing,
+	}
+	if diff := cmp.Diff(wantCQ, got); diff != "" {
+		t.Errorf("ClusterQueue defaults (-want,+got):\n%s", diff)
+	}
+	for _, o := range objs {
+		if lq, ok := o.Body.(*kueuev1beta2.LocalQueue); ok {
+			if lq.Spec.StopPolicy == nil || *lq.Spec.StopPolicy != kueuev1beta2.None {
+				t.Errorf("LocalQueue %s/%s: stopPolicy %v, want None written out", lq.Namespace, lq.Name, lq.Spec.StopPolicy)
+			}
+		}
+	}
+}
+
+// --- Every agreement in the repository, through the whole pipeline. ---
+
+// repoRoot walks up from the test's directory to the module root.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// agreements returns every tenancy.toml of the repository: the reference
+// agreement and the examples.
+func agreements(t *testing.T) map[string]generator.Source {
+	t.Helper()
+	root := repoRoot(t)
+	out := map[string]generator.Source{}
+	add := func(path string) {
+		rel, _ := filepath.Rel(root, path)
+		src, err := generator.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Path = filepath.ToSlash(rel)
+		out[src.Path] = src
+	}
+	add(filepath.Join(root, "tenancy.toml"))
+	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "tenancy.toml" {
+			add(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 4 {
+		t.Fatalf("found %d agreements, want at least the reference and three examples", len(out))
+	}
+	return out
+}
+
+// kueueCRDs loads Kueue v0.17.0's CRDs from the module cache, by kind.
+func kueueCRDs(t *testing.T) map[string]*crdschema.CRD {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/kueue: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases")
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no Kueue CRDs in %s (%v)", dir, err)
+	}
+	crds := map[string]*crdschema.CRD{}
+	for _, p := range paths {
+		crd, err := crdschema.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds[crd.Kind] = crd
+	}
+	return crds
+}
+
+// parse reads an object's YAML back the way kubectl and Argo CD do.
+func parse(t *testing.T, o generator.Object) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal(o.YAML, &obj); err != nil {
+		t.Fatalf("%s %s: %v\n%s", o.Kind, o.Name, err, o.YAML)
+	}
+	return obj
+}
+
+// strict decodes an object's YAML into a Go API type, failing on any field
+// the type does not have.
+func strict(t *testing.T, o generator.Object, into any) bool {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
+		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind, o.Namespace, o.Name, into, err)
+		return false
+	}
+	return true
+}
+
+func report(t *testing.T, o generator.Object, what string, errs field.ErrorList) {
+	t.Helper()
+	for _, e := range errs {
+		t.Errorf("%s %s/%s: %s: %v", o.Kind, o.Namespace, o.Name, what, e)
+	}
+}
+
+// validateMeta checks names and labels as the API server does for every object.
+func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, namespaced bool) {
+	t.Helper()
+	nameFn := apivalidation.NameIsDNSSubdomain
+	if o.Kind == "Namespace" {
+		nameFn = apivalidation.ValidateNamespaceName
+	}
+	report(t, o, "metadata", apivalidation.ValidateObjectMeta(&meta, namespaced, nameFn, field.NewPath("metadata")))
+	report(t, o, "labels", metav1validation.ValidateLabels(meta.Labels, field.NewPath("metadata", "labels")))
+}
+
+// TestConformsToKueue checks every rendered object of every agreement, in
+// both API versions, against what the API server and Kueue's webhooks would
+// check: the v0.17.0 CRD schemas (declared fields, types, enums, bounds,
+// patterns; CEL rules are left to the e2e suite), the defaults the API
+// server would add, strict decoding into Kueue's and Kubernetes' Go types,
+// and Kueue's exported validation functions.
+//
+// Kueue v0.17.0 exports webhooks.ValidateClusterQueue and
+// webhooks.ValidateResourceFlavor, and CohortWebhook.ValidateCreate (whose
+// validateCohort is unexported). LocalQueue, WorkloadPriorityClass and
+// Topology have no validation webhook in pkg/webhooks; for them, and for
+// metadata everywhere, apimachinery's ObjectMeta and label validation runs.
+// Kueue validates only v1beta2 (its storage version); v1beta1 objects are
+// converted with Kueue's conversion functions first, as its conversion
+// webhook would.
+func TestConformsToKueue(t *testing.T) {
+	crds := kueueCRDs(t)
+	for path, src := range agreements(t) {
+		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
+			t.Run(path+"/"+api, func(t *testing.T) {
+				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range res.Objects {
+					conform(t, crds, api, o)
+				}
+			})
+		}
+	}
+}
+
+func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generator.Object) {
+	t.Helper()
+	obj := parse(t, o)
+	if crd, ok := crds[o.Kind]; ok && strings.HasPrefix(o.APIVersion, "kueue.x-k8s.io/") {
+		if o.APIVersion != "kueue.x-k8s.io/"+api {
+			t.Errorf("%s %s: apiVersion %s, want kueue.x-k8s.io/%s", o.Kind, o.Name, o.APIVersion, api)
+		}
+		for _, v := range crd.Validate(obj) {
+			t.Errorf("%s %s/%s: CRD schema: %s", o.Kind, o.Namespace, o.Name, v)
+		}
+		missing, err := crd.MissingDefaults(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range missing {
+			t.Errorf("%s %s/%s: %s has a default the API server would add: write it out, or Argo CD sees drift", o.Kind, o.Namespace, o.Name, m)
+		}
+		if api == generator.KueueV1beta1 {
+			conformV1beta1(t, o)
+		} else {
+			conformV1beta2(t, o)
+		}
+		return
+	}
+	switch o.APIVersion + "/" + o.Kind {
+	case "v1/Namespace":
+		var ns corev1.Namespace
+		if strict(t, o, &ns) {
+			validateMeta(t, o, ns.ObjectMeta, false)
+			if ns.Labels[render.NamespaceNameLabel] != ns.Name {
+				t.Errorf("Namespace %s: label %s=%q, want its name (the API server sets it)", ns.Name, render.NamespaceNameLabel, ns.Labels[render.NamespaceNameLabel])
+			}
+		}
+	case "v1/ResourceQuota":
+		var rq corev1.ResourceQuota
+		if strict(t, o, &rq) {
+			validateMeta(t, o, rq.ObjectMeta, true)
+			if _, ok := rq.Spec.Hard[render.VMResource]; !ok || len(rq.Spec.Hard) != 1 {
+				t.Errorf("ResourceQuota %s/%s: hard %v, want only %s", rq.Namespace, rq.Name, rq.Spec.Hard, render.VMResource)
+			}
+		}
+	default:
+		t.Errorf("%s %s: no schema or Go type to check this kind against", o.APIVersion, o.Kind)
+	}
+}
+
+func conformV1beta2(t *testing.T, o generator.Object) {
+	t.Helper()
+	ctx := context.Background()
+	switch o.Kind {
+	case "ClusterQueue":
+		var cq kueuev1beta2.ClusterQueue
+		if strict(t, o, &cq) {
+			validateMeta(t, o, cq.ObjectMeta, false)
+			report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(&cq))
+		}
+	case "ResourceFlavor":
+		var rf kueuev1beta2.ResourceFlavor
+		if strict(t, o, &rf) {
+			validateMeta(t, o, rf.ObjectMeta, false)
+			report(t, o, "webhooks.ValidateResourceFlavor", webhooks.ValidateResourceFlavor(&rf))
+		}
+	case "Cohort":
+		var c kueuev1beta2.Cohort
+		if strict(t, o, &c) {
+			validateMeta(t, o, c.ObjectMeta, false)
+			if _, err := (&webhooks.CohortWebhook{}).ValidateCreate(ctx, &c); err != nil {
+				t.Errorf("Cohort %s: CohortWebhook.ValidateCreate: %v", c.Name, err)
+			}
+		}
+	case "LocalQueue":
+		var lq kueuev1beta2.LocalQueue
+		if strict(t, o, &lq) {
+			validateMeta(t, o, lq.ObjectMeta, true)
+		}
+	case "WorkloadPriorityClass":
+		var w kueuev1beta2.WorkloadPriorityClass
+		if strict(t, o, &w) {
+			validateMeta(t, o, w.ObjectMeta, false)
+		}
+	case "Topology":
+		var tp kueuev1beta2.Topology
+		if strict(t, o, &tp) {
+			validateMeta(t, o, tp.ObjectMeta, false)
+		}
+	default:
+		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion, o.Kind)
+	}
+}
+
+func conformV1beta1(t *testing.T, o generator.Object) {
+	t.Helper()
+	ctx := context.Background()
+	switch o.Kind {
+	case "ClusterQueue":
+		var cq kueuev1beta1.ClusterQueue
+		if strict(t, o, &cq) {
+			validateMeta(t, o, cq.ObjectMeta, false)
+			var hub kueuev1beta2.ClusterQueue
+			if err := cq.ConvertTo(&hub); err != nil {
+				t.Fatal(err)
+			}
+			report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(&hub))
+		}
+	case "ResourceFlavor":
+		var rf kueuev1beta1.ResourceFlavor
+		if strict(t, o, &rf) {
+			validateMeta(t, o, rf.ObjectMeta, false)
+			var hub kueuev1beta2.ResourceFlavor
+			if err := kueuev1beta1.Convert_v1beta1_ResourceFlavor_To_v1beta2_ResourceFlavor(&rf, &hub, nil); err != nil {
+				t.Fatal(err)
+			}
+			report(t, o, "webhooks.ValidateResourceFlavor", webhooks.ValidateResourceFlavor(&hub))
+		}
+	case "Cohort":
+		var c kueuev1beta1.Cohort
+		if strict(t, o, &c) {
+			validateMeta(t, o, c.ObjectMeta, false)
+			var hub kueuev1beta2.Cohort
+			if err := c.ConvertTo(&hub); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (&webhooks.CohortWebhook{}).ValidateCreate(ctx, &hub); err != nil {
+				t.Errorf("Cohort %s: CohortWebhook.ValidateCreate: %v", c.Name, err)
+			}
+		}
+	case "LocalQueue":
+		var lq kueuev1beta1.LocalQueue
+		if strict(t, o, &lq) {
+			validateMeta(t, o, lq.ObjectMeta, true)
+		}
+	case "WorkloadPriorityClass":
+		var w kueuev1beta1.WorkloadPriorityClass
+		if strict(t, o, &w) {
+			validateMeta(t, o, w.ObjectMeta, false)
+		}
+	case "Topology":
+		var tp kueuev1beta1.Topology
+		if strict(t, o, &tp) {
+			validateMeta(t, o, tp.ObjectMeta, false)
+		}
+	default:
+		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion, o.Kind)
+	}
+}
+
+// TestEncodedObjects checks what only the encoded objects show: labels,
+// no status or timestamps, canonical quantities, and the cohort field of
+// each API version.
+func TestEncodedObjects(t *testing.T) {
+	for path, src := range agreements(t) {
+		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
+			t.Run(path+"/"+api, func(t *testing.T) {
+				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
+				if err != nil {
+					t.Fatal(err)
+				}
+				teams := map[string]bool{}
+				for _, tm := range res.Plan.Teams {
+					teams[tm.Name] = true
+				}
+				for _, o := range res.Objects {
+					obj := parse(t, o)
+					id := o.Kind + " " + o.Namespace + "/" + o.Name
+					meta, _ := obj["metadata"].(map[string]any)
+					lbls, _ := meta["labels"].(map[string]any)
+					if lbls[render.ManagedByLabel] != render.ManagedBy {
+						t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
+					}
+					// Every object but the pool-wide ones belongs to a team.
+					switch o.Kind {
+					case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
+						if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
+							t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
+						}
+					}
+					if _, ok := obj["status"]; ok {
+						t.Errorf("%s has a status", id)
+					}
+					walk(obj, "", func(path string, v any) {
+						if strings.HasSuffix(path, ".creationTimestamp") || path == "creationTimestamp" {
+							t.Errorf("%s: %s is written", id, path)
+						}
+						if s, ok := v.(string); ok && isQuantityPath(path) {
+							q, err := resource.ParseQuantity(s)
+							if err != nil {
+								t.Errorf("%s: %s: %q is not a quantity: %v", id, path, s, err)
+							} else if q.String() != s {
+								t.Errorf("%s: %s: %q is not canonical; the API server stores %q", id, path, s, q.String())
+							}
+						}
+					})
+					if o.Kind == "ClusterQueue" {
+						spec := obj["spec"].(map[string]any)
+						want, other := "cohortName", "cohort"
+						if api == generator.KueueV1beta1 {
+							want, other = "cohort", "cohortName"
+						}
+						if spec[want] != res.Plan.Name {
+							t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], res.Plan.Name)
+						}
+						if _, ok := spec[other]; ok {
+							t.Errorf("%s: spec.%s is not a %s field", id, other, api)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// isQuantityPath reports whether a field holds a resource.Quantity.
+func isQuantityPath(path string) bool {
+	for _, suffix := range []string{".nominalQuota", ".lendingLimit", ".borrowingLimit", "fairSharing.weight"} {
+		if strings.HasSuffix(path, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(path, "spec.hard.")
+}
+
+// walk calls fn for every value of a decoded object, with its dotted path.
+func walk(v any, path string, fn func(string, any)) {
+	fn(path, v)
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			walk(e, join(k), fn)
+		}
+	case []any:
+		for _, e := range x {
+			walk(e, path, fn)
+		}
+	}
+}
+
+// TestV1beta1SaysTheSame converts each v1beta1 object back to v1beta2 with
+// Kueue's conversion functions and compares it with the v1beta2 rendering.
+func TestV1beta1SaysTheSame(t *testing.T) {
+	for path, src := range agreements(t) {
+		t.Run(path, func(t *testing.T) {
+			v2, err := generator.Render(src, generator.Options{KueueAPI: generator.KueueV1beta2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1, err := generator.Render(src, generator.Options{KueueAPI: generator.KueueV1beta1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v1.Objects) != len(v2.Objects) {
+				t.Fatalf("%d objects in v1beta1, %d in v1beta2", len(v1.Objects), len(v2.Objects))
+			}
+			for i, o := range v1.Objects {
+				if o.Kind != "ClusterQueue" {
+					continue
+				}
+				var old kueuev1beta1.ClusterQueue
+				var back, want kueuev1beta2.ClusterQueue
+				if !strict(t, o, &old) || !strict(t, v2.Objects[i], &want) {
+					continue
+				}
+				if err := old.ConvertTo(&back); err != nil {
+					t.Fatal(err)
+				}
+				back.TypeMeta = want.TypeMeta
+				if diff := cmp.Diff(jsonOf(t, want), jsonOf(t, back)); diff != "" {
+					t.Errorf("ClusterQueue %s (-v1beta2,+v1beta1 converted):\n%s", o.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
