@@ -51,8 +51,8 @@ is 1, the problems are on stderr and nothing is written to stdout.`)
 	return exitOK
 }
 
-// writeExplanation writes the plan as text. It reads the plan only, never the TOML,
-// so what it says is what the backends render.
+// writeExplanation writes the plan as text. It reads the plan only, never
+// the TOML, so what it says is what the backends render.
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, plural(len(p.Teams), "team"))
 	explainFlavors(w, p)
@@ -73,8 +73,8 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// tableWriter returns a tabwriter with the layout every table uses: two spaces
-// between columns, indented by two.
+// tableWriter returns a tabwriter with the layout every table uses: two
+// spaces between columns; tableRow indents by two.
 func tableWriter(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
