@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,31 +61,42 @@ func Encode(objs []render.Object) ([]Object, []byte, error) {
 
 	out := make([]Object, 0, len(sorted))
 	var stream bytes.Buffer
-	seen := map[string]bool{}
+	ends := make([]int, 0, len(sorted)) // where each object's YAML ends in the stream
+	seen := make(map[string]bool, len(sorted))
+	strs := newInterner()
 	for i, o := range sorted {
 		id := o.APIVersion + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
 		if seen[id] {
 			return nil, nil, fmt.Errorf("two objects are both %s %s/%s", o.Kind, o.Namespace, o.Name)
 		}
 		seen[id] = true
-		fields, err := toFields(o.Body)
+		fields, err := toFields(o.Body, strs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode %s %s: %w", o.Kind, o.Name, err)
 		}
-		var b bytes.Buffer
-		writeMap(&b, fields, 0)
 		if i > 0 {
 			stream.WriteString("---\n")
 		}
-		stream.Write(b.Bytes())
-		out = append(out, Object{Object: o, Fields: fields, YAML: b.Bytes()})
+		writeMap(&stream, fields, 0)
+		out = append(out, Object{Object: o, Fields: fields})
+		ends = append(ends, stream.Len())
 	}
-	return out, stream.Bytes(), nil
+	// Each object's YAML is its stretch of the stream, written once; the
+	// capacity is capped so that appending to one cannot overwrite the next.
+	all := stream.Bytes()
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1] + len("---\n")
+		}
+		out[i].YAML = all[start:end:end]
+	}
+	return out, all, nil
 }
 
 // toFields converts a body to plain maps through JSON, as the API server
 // sees it, then drops what a client must not send.
-func toFields(body any) (map[string]any, error) {
+func toFields(body any, strs *interner) (map[string]any, error) {
 	var fields map[string]any
 	if m, ok := body.(map[string]any); ok {
 		fields = normalize(m).(map[string]any)
@@ -93,9 +105,7 @@ func toFields(body any) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if err := dec.Decode(&fields); err != nil {
+		if fields, err = decodeObject(data, strs); err != nil {
 			return nil, err
 		}
 	}
@@ -152,17 +162,18 @@ func indent(b *bytes.Buffer, n int) {
 
 // writeMap writes a block mapping with sorted keys at the given depth.
 func writeMap(b *bytes.Buffer, m map[string]any, depth int) {
-	keys := make([]string, 0, len(m))
+	var small [16]string // most objects' maps fit: no allocation for the keys
+	keys := small[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for i, k := range keys {
 		// The caller has already placed the first key.
 		if i > 0 {
 			indent(b, depth)
 		}
-		b.WriteString(scalarString(k))
+		writeScalarString(b, k)
 		b.WriteByte(':')
 		writeValue(b, m[k], depth)
 	}
@@ -190,7 +201,7 @@ func writeValue(b *bytes.Buffer, v any, depth int) {
 		writeSeq(b, x, depth)
 	default:
 		b.WriteByte(' ')
-		b.WriteString(scalar(v))
+		writeScalar(b, v)
 		b.WriteByte('\n')
 	}
 }
@@ -214,9 +225,22 @@ func writeSeq(b *bytes.Buffer, s []any, depth int) {
 			b.WriteString("\n")
 			writeSeq(b, x, depth+1)
 		default:
-			b.WriteString(scalar(item))
+			writeScalar(b, item)
 			b.WriteByte('\n')
 		}
+	}
+}
+
+// writeScalar writes scalar(v) without building the string first, for the
+// values that are most of a stream.
+func writeScalar(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case string:
+		writeScalarString(b, x)
+	case json.Number:
+		b.WriteString(string(x))
+	default:
+		b.WriteString(scalar(v))
 	}
 }
 
@@ -245,10 +269,25 @@ var ambiguous = map[string]bool{
 // scalarString writes a string plain when no YAML reader could take it for
 // anything else, double-quoted otherwise.
 func scalarString(s string) string {
-	if plainSafe(s) && !ambiguous[strings.ToLower(s)] {
+	if plainSafe(s) && !isAmbiguous(s) {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// writeScalarString writes scalarString(s) without allocating.
+func writeScalarString(b *bytes.Buffer, s string) {
+	if plainSafe(s) && !isAmbiguous(s) {
+		b.WriteString(s)
+		return
+	}
+	b.Write(strconv.AppendQuote(b.AvailableBuffer(), s))
+}
+
+// isAmbiguous reports whether s is one of the ambiguous words, in any case.
+// None is longer than five bytes, so longer strings skip the lowercasing.
+func isAmbiguous(s string) bool {
+	return len(s) <= len("false") && ambiguous[strings.ToLower(s)]
 }
 
 func plainSafe(s string) bool {
