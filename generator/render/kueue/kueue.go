@@ -23,9 +23,19 @@ import (
 // cluster reaches and lends or borrows none of it: cpu and memory never
 // decide admission. See docs/decisions.md.
 var (
-	unboundedCPU    = resource.MustParse("100k")
-	unboundedMemory = resource.MustParse("100Ti")
+	unboundedCPU    = canonical("100k")
+	unboundedMemory = canonical("100Ti")
 )
+
+// canonical parses a quantity and caches its canonical string, which
+// Quantity.MarshalJSON (and DeepCopy) then copy instead of recomputing it
+// for every ClusterQueue: for binary units like Ti that goes through
+// arbitrary-precision arithmetic.
+func canonical(s string) resource.Quantity {
+	q := resource.MustParse(s)
+	_ = q.String()
+	return q
+}
 
 // QueueNameLabel is the label a Job carries to name its LocalQueue.
 const QueueNameLabel = "kueue.x-k8s.io/queue-name"
