@@ -9,7 +9,7 @@ GO ?= go
 # Third-party binaries built for tests are cached here, keyed by version.
 export TENANCY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tenancy
 
-.PHONY: all build test test-unit test-kustomize test-argocd e2e bench fuzz clean
+.PHONY: all build taplo test test-unit test-kustomize test-argocd e2e bench fuzz clean
 
 all: build test
 
@@ -18,9 +18,20 @@ build:
 
 test: test-unit test-kustomize test-argocd
 
-test-unit:
+# Taplo (the engine of Even Better TOML) checks the JSON Schema the way
+# editors use it. It comes from npm; without npm its test is skipped.
+TAPLO_DIR := $(TENANCY_CACHE)/taplo-cli-0.7.0
+TAPLO_BIN := $(TAPLO_DIR)/node_modules/.bin/taplo
+
+taplo:
+	@if [ ! -x "$(TAPLO_BIN)" ] && command -v npm >/dev/null; then \
+		npm install --prefix "$(TAPLO_DIR)" --no-audit --no-fund --loglevel=error @taplo/cli@0.7.0 \
+		|| echo "taplo: npm install failed; the Taplo schema test will be skipped"; \
+	fi
+
+test-unit: taplo
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	TAPLO="$$( [ -x "$(TAPLO_BIN)" ] && echo "$(TAPLO_BIN)" )" $(GO) test -count=1 ./...
 
 test-kustomize:
 	cd test/kustomize && $(GO) test -count=1 ./...
