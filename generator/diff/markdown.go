@@ -237,9 +237,13 @@ func emph(op Op, s string) string {
 
 // cell escapes what would break a table cell or turn into markup.
 func cell(s string) string {
-	s = html.EscapeString(s)
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+	return cellEscaper.Replace(s)
 }
+
+// cellEscaper escapes the HTML that GitHub would interpret (quotes need no
+// escaping in text) and the Markdown that would break a table or emphasise.
+var cellEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
+	"|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
 
 // code wraps s in a code span whose backtick run is longer than any inside.
 func code(s string) string {
