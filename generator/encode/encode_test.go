@@ -1,0 +1,267 @@
+package encode_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenancy-dev/tenancy/generator/encode"
+	"github.com/tenancy-dev/tenancy/generator/render"
+)
+
+func object(kind, namespace, name string, spec map[string]any) render.Object {
+	meta := map[string]any{"name": name}
+	if namespace != "" {
+		meta["namespace"] = namespace
+	}
+	return render.Object{
+		APIVersion: "example.com/v1", Kind: kind, Namespace: namespace, Name: name,
+		Body: map[string]any{"apiVersion": "example.com/v1", "kind": kind, "metadata": meta, "spec": spec},
+	}
+}
+
+func encodeOne(t *testing.T, o render.Object) encode.Object {
+	t.Helper()
+	out, stream, err := encode.Encode([]render.Object{o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || string(stream) != string(out[0].YAML) {
+		t.Fatalf("one object: got %d objects and a stream that is not its YAML", len(out))
+	}
+	return out[0]
+}
+
+// readBack parses YAML as kubectl and Argo CD do.
+func readBack(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	return v
+}
+
+// readBackYAML12 parses YAML as kustomize does (kyaml, a YAML 1.2 reader).
+func readBackYAML12(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := kyaml.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	return v
+}
+
+// viaJSON gives a value the shape sigs.k8s.io/yaml gives it (numbers as
+// float64), so Fields and what is read back compare.
+func viaJSON(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tricky are strings a YAML reader would take for something else, or
+// mangle, if they were written plain.
+var tricky = []string{
+	// YAML 1.1 booleans and nulls (sigs.k8s.io/yaml reads YAML 1.1).
+	"yes", "no", "on", "off", "y", "n", "Y", "N", "Yes", "NO", "True", "FALSE", "null", "Null", "NULL", "~",
+	// Numbers in all their spellings.
+	"1e3", "0x10", "0o17", "017", "1_000", "+1", "-1", ".5", "1.", ".inf", "-.Inf", ".NaN", "12:30", "1:2:3",
+	"16", "16000m", "100Ti", "0",
+	// Dates, which YAML 1.1 readers may turn into timestamps.
+	"2001-12-14", "2001-12-14t21:59:43.10-05:00",
+	// Whitespace and emptiness.
+	"", " ", " x", "x ", "\tx", "x\t", "multi\nline", "trailing\n", "\nleading", "cr\rlf", "a\u00a0b",
+	// Indicators.
+	"a: b", "a:b", "a :b", "#x", "a #b", "a#b", "- x", "-", "--", "---", "...", "? x", "?x", ": x", "&a", "*a",
+	"!tag", "%x", "@x", "`x", "|", ">", "'q'", `"q"`, "[a]", "{a}", "a, b", "a,", "=", "<<",
+	// Escapes and non-ASCII.
+	`back\slash`, "tab\there", "nul\x00", "bell\a", "é", "日本語", "emoji 🙂", "\u2028", "\ufeffbom",
+	// Plain strings that must stay readable as they are.
+	"nvidia.com/gpu", "kubernetes.io/metadata.name", "gpu-pool", "Priority critical of the GPU pool gpu-pool",
+}
+
+func TestTrickyStringsRoundTrip(t *testing.T) {
+	for _, s := range tricky {
+		t.Run(fmt.Sprintf("%q", s), func(t *testing.T) {
+			// As a value, as a key, in a list and in a list of maps.
+			spec := map[string]any{
+				"value": s,
+				"keys":  map[string]any{s: "v"},
+				"list":  []any{s, "after"},
+				"items": []any{map[string]any{"name": s, "z": s}},
+			}
+			o := encodeOne(t, object("Thing", "", "thing", spec))
+			got := readBack(t, o.YAML)
+			want := viaJSON(t, o.Fields)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+			}
+			if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+				t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+			}
+			gotSpec, _ := got.(map[string]any)["spec"].(map[string]any)
+			if gotSpec["value"] != s {
+				t.Errorf("value read back as %#v, want %q", gotSpec["value"], s)
+			}
+		})
+	}
+}
+
+func TestPlainStringsStayPlain(t *testing.T) {
+	// Quoting everything would round-trip too; these stay as kubectl writes them.
+	for _, s := range []string{"nvidia.com/gpu", "gpu-pool", "BestEffortFIFO", "kubernetes.io/metadata.name", "a b"} {
+		o := encodeOne(t, object("Thing", "", "thing", map[string]any{"value": s}))
+		if want := "  value: " + s + "\n"; !strings.Contains(string(o.YAML), want) {
+			t.Errorf("%q: want the line %q in:\n%s", s, want, o.YAML)
+		}
+	}
+}
+
+func TestValuesRoundTrip(t *testing.T) {
+	tests := map[string]any{
+		"ints":          map[string]any{"zero": 0, "neg": int64(-1), "big": int64(1) << 52, "i32": int32(7)},
+		"floats":        map[string]any{"half": 0.5, "tiny": 1e-7, "huge": 1e21, "whole": 2.0},
+		"json numbers":  map[string]any{"n": json.Number("16"), "f": json.Number("0.25")},
+		"bools and nil": map[string]any{"t": true, "f": false, "nil": nil},
+		"empty":         map[string]any{"map": map[string]any{}, "list": []any{}, "string": ""},
+		"nested lists":  map[string]any{"l": []any{[]any{"a", "b"}, []any{}, []any{[]any{"c"}}, map[string]any{}}},
+		"list of maps": map[string]any{"l": []any{
+			map[string]any{"name": "a", "resources": []any{map[string]any{"name": "cpu", "q": "1"}}},
+			map[string]any{"nested": map[string]any{"deeper": map[string]any{"x": []any{"y"}}}},
+		}},
+		"string maps and lists": map[string]any{"m": map[string]string{"b": "1", "a": "yes"}, "l": []string{"on", "x"}},
+	}
+	for name, spec := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := encodeOne(t, object("Thing", "", "thing", spec.(map[string]any)))
+			if diff := cmp.Diff(viaJSON(t, o.Fields), readBack(t, o.YAML)); diff != "" {
+				t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+			}
+			if diff := cmp.Diff(viaJSON(t, o.Fields), viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+				t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+			}
+		})
+	}
+}
+
+func TestKeysSortedAndOutputStable(t *testing.T) {
+	spec := map[string]any{}
+	var keys []string
+	for i := 0; i < 40; i++ {
+		k := fmt.Sprintf("k%02d-%c", (i*17)%40, 'a'+i%26)
+		keys = append(keys, k)
+		spec[k] = map[string]any{"z": 1, "a": 2, "m": []any{map[string]any{"x": 1, "b": 2}}}
+	}
+	sort.Strings(keys)
+	first := encodeOne(t, object("Thing", "", "thing", spec))
+	// Go randomises map iteration: twenty encodings catch any reliance on it.
+	for i := 0; i < 20; i++ {
+		if again := encodeOne(t, object("Thing", "", "thing", spec)); string(again.YAML) != string(first.YAML) {
+			t.Fatalf("encoding %d differs:\n%s\nfirst:\n%s", i, again.YAML, first.YAML)
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(string(first.YAML), "\n") {
+		if strings.HasPrefix(line, "  k") {
+			got = append(got, strings.TrimSuffix(strings.TrimSpace(line), ":"))
+		}
+	}
+	if diff := cmp.Diff(keys, got); diff != "" {
+		t.Errorf("spec keys in output order (-sorted,+got):\n%s", diff)
+	}
+	if !strings.Contains(string(first.YAML), "    a: 2\n    m:\n    - b: 2\n      x: 1\n    z: 1\n") {
+		t.Errorf("nested keys are not sorted, or not indented as kubectl does:\n%s", first.YAML)
+	}
+	if !strings.HasPrefix(string(first.YAML), "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: thing\nspec:\n") {
+		t.Errorf("top-level keys are not sorted:\n%s", first.YAML[:80])
+	}
+}
+
+func TestDropsStatusAndCreationTimestamp(t *testing.T) {
+	ns := &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"a": "b"}},
+		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+	}
+	o := encodeOne(t, render.Object{APIVersion: "v1", Kind: "Namespace", Name: "team", Body: ns})
+	want := "apiVersion: v1\nkind: Namespace\nmetadata:\n  labels:\n    a: b\n  name: team\nspec: {}\n"
+	if diff := cmp.Diff(want, string(o.YAML)); diff != "" {
+		t.Errorf("YAML (-want,+got):\n%s", diff)
+	}
+	if _, ok := o.Fields["status"]; ok {
+		t.Error("Fields has a status")
+	}
+}
+
+func TestObjectOrder(t *testing.T) {
+	objs := []render.Object{
+		object("LocalQueue", "b", "q", nil),
+		object("LocalQueue", "a", "q", nil),
+		object("ClusterQueue", "", "b", nil),
+		object("ClusterQueue", "", "a", nil),
+		object("Cohort", "", "pool", nil),
+		object("ResourceFlavor", "", "h100", nil),
+		object("Namespace", "", "b", nil),
+		object("Namespace", "", "a", nil),
+		object("WorkloadPriorityClass", "", "low", nil),
+		object("Topology", "", "pool", nil),
+		object("ResourceQuota", "a", "vms", nil),
+		// KAI Queues keep the renderer's order: parents before children.
+		object("Queue", "", "pool", nil),
+		object("Queue", "", "pool-shared", nil),
+		object("Queue", "", "b-team", nil),
+		object("Queue", "", "a-team", nil),
+	}
+	out, stream, err := encode.Encode(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range out {
+		got = append(got, o.Kind+" "+o.Namespace+"/"+o.Name)
+	}
+	want := []string{
+		"Namespace /a", "Namespace /b",
+		"WorkloadPriorityClass /low",
+		"Topology /pool",
+		"ResourceFlavor /h100",
+		"Cohort /pool",
+		"ClusterQueue /a", "ClusterQueue /b",
+		"Queue /pool", "Queue /pool-shared", "Queue /b-team", "Queue /a-team",
+		"LocalQueue a/q", "LocalQueue b/q",
+		"ResourceQuota a/vms",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want,+got):\n%s", diff)
+	}
+	var docs []string
+	for _, o := range out {
+		docs = append(docs, string(o.YAML))
+	}
+	if diff := cmp.Diff(strings.Join(docs, "---\n"), string(stream)); diff != "" {
+		t.Errorf("stream is not the objects joined by ---:\n%s", diff)
+	}
+}
+
+func TestDuplicateObjectIsAnError(t *testing.T) {
+	_, _, err := encode.Encode([]render.Object{object("Cohort", "", "pool", nil), object("Cohort", "", "pool", nil)})
+	if err == nil {
+		t.Fatal("two identical objects encoded without error")
+	}
+}
