@@ -103,12 +103,11 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		return exitDiffTrouble
 	}
 
-	oldRes, ok := renderSide(e, oldSide, opts)
-	if !ok {
-		return exitDiffTrouble
-	}
-	newRes, ok := renderSide(e, newSide, opts)
-	if !ok {
+	// Both sides are rendered before either failure is reported, so one run
+	// shows every problem of both.
+	oldRes, oldOK := renderSide(e, oldSide, opts)
+	newRes, newOK := renderSide(e, newSide, opts)
+	if !oldOK || !newOK {
 		return exitDiffTrouble
 	}
 	report, err := diff.Compare(diff.Side{Label: oldSide.label, Result: oldRes}, diff.Side{Label: newSide.label, Result: newRes})

@@ -159,6 +159,10 @@ func TestDiffExitCodes(t *testing.T) {
 			files: map[string]string{"a.toml": brokenDiffAgreement, "b.toml": same}, args: []string{"a.toml", "b.toml"}, wantCode: 2,
 			wantStderr: []string{"a.toml:9:", "the old side, a.toml, is invalid"},
 		},
+		"both sides broken": {
+			files: map[string]string{"a.toml": brokenDiffAgreement, "b.toml": brokenDiffAgreement}, args: []string{"a.toml", "b.toml"}, wantCode: 2,
+			wantStderr: []string{"a.toml:9:", "the old side, a.toml, is invalid", "b.toml:9:", "the new side, b.toml, is invalid"},
+		},
 		"missing new file": {
 			files: map[string]string{"a.toml": same}, args: []string{"a.toml", "b.toml"}, wantCode: 2,
 			wantStderr: []string{"new side", "b.toml"},
