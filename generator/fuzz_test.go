@@ -32,6 +32,11 @@ var fuzzSnippets = []string{
 	"version = 1\nname = \"p\"\n[priorities]\nhigh = 2147483648\nlow = -1\n[flavors.h100]\ncapacity = 8\n[teams.p]\n[teams.p-reserved]\n[teams.kube-system]\n",
 	"version = 1\nname = \"p\"\n[flavors.h100]\ncapacity = 8\n[[teams]]\n[teams.a.flavors.h100]\nguaranteed = 1\n",
 	"version = 1\nname = \"p\"\n[flavors.h100]\ncapacity = 8\n[teams.a]\nnamespaces = [\"x\", \"x\"]\nvms = 0\nweight = 0\nreclaim = \"wait\"\n",
+	// Valid edge cases, so mutations reach the renderers: zero weights and
+	// VM counts, a team with no quota, MIG resources, every toleration
+	// field, a quoted name, and guarantees that fill the capacity exactly.
+	"version = 1\nname = \"p\"\n[flavors.h100]\ncapacity = 8\n[teams.a]\nnamespaces = [\"x\", \"y\"]\nvms = 0\nweight = 0\nreclaim = \"wait\"\nguaranteed = 8\nlendable = 8\n[teams.\"b\"]\nborrow = 8\n",
+	"version = 1\nname = \"p\"\n[topology]\nlevels = [\"r\", \"kubernetes.io/hostname\"]\n[flavors.m]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 7\nnode_labels = { \"n/m\" = \"\" }\ntolerations = [{ key = \"k\", operator = \"Equal\", value = \"v\", effect = \"PreferNoSchedule\" }, { operator = \"Exists\" }]\n[flavors.g]\ncapacity = 1\nnode_labels = { g = \"1\" }\n[priorities]\nmax = 2147483647\nmin = -2147483648\n[teams.a.flavors.m]\nguaranteed = 7\nlendable = 3\nborrow = 0\n[teams.b.flavors.g]\nguaranteed = 1\nborrow = 7\n[teams.c]\n",
 }
 
 // fuzzSeedFiles returns the reference agreement and every tenancy.toml
