@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
@@ -54,6 +55,12 @@ func init() {
 }
 
 func main() {
+	// A run is short and keeps nearly all it allocates until it writes, so
+	// the default collector only re-marks a growing heap: at 10,000 teams a
+	// quarter of the CPU for no lower peak memory. An explicit GOGC wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tenancy:", err)
