@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
@@ -361,7 +362,7 @@ func (v *validator) bounds(path string, x any, s *Schema) {
 			v.fail(path, "is %d characters long, more than %d", n, *s.MaxLength)
 		}
 		if s.Pattern != "" {
-			re, err := regexp.Compile(s.Pattern)
+			re, err := compile(s.Pattern)
 			if err != nil {
 				v.fail(path, "the schema's pattern %q does not compile in Go: %v", s.Pattern, err)
 			} else if !re.MatchString(str) {
@@ -378,6 +379,26 @@ func (v *validator) bounds(path string, x any, s *Schema) {
 			v.fail(path, "%v is above the maximum %v", n, *m)
 		}
 	}
+}
+
+// patterns caches compiled patterns: a CRD has few, and large renderings
+// check them thousands of times.
+var patterns sync.Map // pattern → *regexp.Regexp or error
+
+func compile(pattern string) (*regexp.Regexp, error) {
+	if c, ok := patterns.Load(pattern); ok {
+		if re, ok := c.(*regexp.Regexp); ok {
+			return re, nil
+		}
+		return nil, c.(error)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		patterns.Store(pattern, err)
+		return nil, err
+	}
+	patterns.Store(pattern, re)
+	return re, nil
 }
 
 func (v *validator) object(path string, m map[string]any, s *Schema, root bool) {
