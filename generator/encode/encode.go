@@ -60,14 +60,11 @@ func Encode(objs []render.Object) ([]Object, []byte, error) {
 	})
 
 	out := make([]Object, 0, len(sorted))
-	var stream bytes.Buffer
-	// Objects average a few hundred bytes; one allocation up front saves
-	// growing the stream a dozen times.
-	stream.Grow(512 * len(sorted))
-	ends := make([]int, 0, len(sorted)) // where each object's YAML ends in the stream
+	var scratch bytes.Buffer // each object is written here, then copied once to its own slice
+	size := 0
 	seen := make(map[string]bool, len(sorted))
 	strs := newInterner()
-	for i, o := range sorted {
+	for _, o := range sorted {
 		id := o.APIVersion + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
 		if seen[id] {
 			return nil, nil, fmt.Errorf("two objects are both %s %s/%s", o.Kind, o.Namespace, o.Name)
@@ -77,24 +74,22 @@ func Encode(objs []render.Object) ([]Object, []byte, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode %s %s: %w", o.Kind, o.Name, err)
 		}
-		if i > 0 {
-			stream.WriteString("---\n")
-		}
-		writeMap(&stream, fields, 0)
-		out = append(out, Object{Object: o, Fields: fields})
-		ends = append(ends, stream.Len())
+		scratch.Reset()
+		writeMap(&scratch, fields, 0)
+		yaml := bytes.Clone(scratch.Bytes())
+		size += len(yaml)
+		out = append(out, Object{Object: o, Fields: fields, YAML: yaml})
 	}
-	// Each object's YAML is its stretch of the stream, written once; the
-	// capacity is capped so that appending to one cannot overwrite the next.
-	all := stream.Bytes()
-	for i, end := range ends {
-		start := 0
+	// The stream is allocated once at its exact size: growing a buffer of
+	// many megabytes copies and faults in twice the memory.
+	stream := make([]byte, 0, size+len("---\n")*max(len(out)-1, 0))
+	for i, o := range out {
 		if i > 0 {
-			start = ends[i-1] + len("---\n")
+			stream = append(stream, "---\n"...)
 		}
-		out[i].YAML = all[start:end:end]
+		stream = append(stream, o.YAML...)
 	}
-	return out, all, nil
+	return out, stream, nil
 }
 
 // toFields converts a body to plain maps through JSON, as the API server
