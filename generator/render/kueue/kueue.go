@@ -43,7 +43,13 @@ const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 // Render returns the Kueue objects of the agreement for the API version
 // ("v1beta2" or "v1beta1").
 func Render(p *plan.Agreement, apiVersion string) ([]render.Object, error) {
-	var objs []render.Object
+	// Sized up front: with thousands of teams, growing the slice copies it
+	// a dozen times.
+	n := len(p.Priorities) + len(p.Flavors) + 2
+	for _, t := range p.Teams {
+		n += 1 + 3*len(t.Namespaces)
+	}
+	objs := make([]render.Object, 0, n)
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
 			objs = append(objs, render.Namespace(p.Name, t.Name, ns, nil))
