@@ -69,6 +69,18 @@ lendable = 20
 namespaces = ["training"]
 weight = -1
 `
+	// lendingAgreement lends part of a guarantee, which KAI cannot express.
+	lendingAgreement = `version = 1
+name = "gpu-pool"
+[flavors.h100]
+capacity = 32
+[teams.training]
+guaranteed = 16
+lendable = 8
+[teams.research]
+guaranteed = 16
+lendable = 16
+`
 	warningAgreement = `version = 1
 name = "gpu-pool"
 [flavors.h100]
@@ -318,8 +330,8 @@ func TestRenderSucceeds(t *testing.T) {
 		return string(res.Manifests)
 	}
 	kai := generator.Options{Backend: generator.KAI}
-	// What KAI cannot express of the reference agreement is said on stderr.
-	const kaiLendingWarning = "tenancy.toml:21:1: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n"
+	// What KAI cannot express of lendingAgreement is said on stderr.
+	const kaiLendingWarning = "tenancy.toml:7:1: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n"
 	tests := map[string]struct {
 		agreement  string
 		args       []string
@@ -335,13 +347,13 @@ func TestRenderSucceeds(t *testing.T) {
 			args:      []string{"render", "tenancy.toml"},
 		},
 		"flags before FILE": {
-			agreement:  reference,
+			agreement:  lendingAgreement,
 			args:       []string{"render", "--backend", "kai", "tenancy.toml"},
 			opts:       kai,
 			wantStderr: kaiLendingWarning,
 		},
 		"flags after FILE": {
-			agreement:  reference,
+			agreement:  lendingAgreement,
 			args:       []string{"render", "tenancy.toml", "--backend=kai"},
 			opts:       kai,
 			wantStderr: kaiLendingWarning,
