@@ -130,6 +130,13 @@ func (r *renderer) render() []render.Object {
 		}
 	}
 	for _, pr := range p.Priorities {
+		// Kubernetes reserves the system- prefix for its own PriorityClasses
+		// and refuses any other by that name (Kueue's WorkloadPriorityClass
+		// does not): refuse it here rather than fail the sync halfway.
+		if strings.HasPrefix(pr.Name, "system-") {
+			r.errorf("priorities."+pr.Name, "names starting with system- are reserved for Kubernetes' own PriorityClasses")
+			continue
+		}
 		if pr.Value > maxUserPriority {
 			r.errorf("priorities."+pr.Name, "%d is above %d, the highest priority Kubernetes accepts for a PriorityClass", pr.Value, maxUserPriority)
 			continue

@@ -297,6 +297,14 @@ func TestErrors(t *testing.T) {
 			plan: agreement([]plan.Flavor{h100(16)}, team("gpu-pool", quota("h100", 8, 8, 0))),
 			want: []string{"teams.gpu-pool"},
 		},
+		"a priority name Kubernetes reserves": {
+			plan: func() *plan.Agreement {
+				p := agreement([]plan.Flavor{h100(16)}, team("a", quota("h100", 8, 8, 0)))
+				p.Priorities = []plan.Priority{{Name: "system-high", Value: 100}, {Name: "high", Value: 10}}
+				return p
+			}(),
+			want: []string{"priorities.system-high"},
+		},
 		"a priority Kubernetes refuses": {
 			plan: func() *plan.Agreement {
 				p := agreement([]plan.Flavor{h100(16)}, team("a", quota("h100", 8, 8, 0)))
