@@ -458,6 +458,9 @@ func TestConformsToKAI(t *testing.T) {
 					var pc schedulingv1.PriorityClass
 					if strict(t, o, &pc) {
 						validateMeta(t, o, pc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
+						if strings.HasPrefix(pc.Name, "system-") {
+							t.Errorf("PriorityClass %s: Kubernetes reserves the system- prefix", pc.Name)
+						}
 						if pc.Value > 1_000_000_000 {
 							t.Errorf("PriorityClass %s: value %d above what Kubernetes accepts for user classes", pc.Name, pc.Value)
 						}
