@@ -6,6 +6,7 @@
 package load
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -115,6 +116,10 @@ func (f *Fields) set(key string, v *Value) {
 
 // Parse parses a TOML document. file names it in diagnostics.
 func Parse(file string, data []byte) (*Value, diag.List) {
+	// Editors on Windows may start a UTF-8 file with a byte order mark,
+	// which go-toml reports as an invalid key character. Editors do not
+	// show it, so columns are counted after it.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	l := &loader{file: file, data: data, lines: lineStarts(data)}
 	root := newTable(Pos{1, 1})
 	l.root = root.Table

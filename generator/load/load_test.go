@@ -53,6 +53,22 @@ func TestParseErrors(t *testing.T) {
 			src:  "[flavors.h100]\ncapacity = 32\n[flavors.h100]\ncapacity = 3\n",
 			want: diag.List{loadErr(3, 10, "flavors.h100", "table [flavors.h100] is defined twice (first at line 1)")},
 		},
+		"a byte order mark is skipped; columns count after it": {
+			src:  "\ufeffname = 1\nname = 2\n",
+			want: diag.List{loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`)},
+		},
+		"a byte order mark is skipped on the first line's columns": {
+			src:  "\ufeffname = \"p\n",
+			want: diag.List{loadErr(1, 10, "", "TOML syntax error: basic strings cannot have new lines")},
+		},
+		"a byte order mark later is not": {
+			src:  "name = 1\n\ufeffx = 2\n",
+			want: diag.List{loadErr(2, 1, "", "TOML syntax error: invalid character at start of key: U+00EF 'ï'")},
+		},
+		"CRLF line endings": {
+			src:  "name = 1\r\nname = 2\r\n",
+			want: diag.List{loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`)},
+		},
 		"table header after an implicit one is fine": {
 			src: "[teams.a.flavors.h100]\nguaranteed = 1\n[teams.a]\nweight = 2\n",
 		},
