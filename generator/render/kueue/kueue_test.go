@@ -823,3 +823,28 @@ func TestLimitsOfTheCRDs(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictDecodingCatchesUnknownFields makes sure the conformance check
+// can fail: a field Kueue's types lack, as a typo in the renderer would
+// produce, must not decode.
+func TestStrictDecodingCatchesUnknownFields(t *testing.T) {
+	res, err := generator.Render(agreements(t)["tenancy.toml"], generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Objects {
+		if o.Kind != "ClusterQueue" {
+			continue
+		}
+		var cq kueuev1beta2.ClusterQueue
+		if err := yaml.UnmarshalStrict(o.YAML, &cq); err != nil {
+			t.Fatalf("the rendered ClusterQueue does not decode: %v", err)
+		}
+		typo := strings.Replace(string(o.YAML), "  cohortName:", "  cohort_name:", 1)
+		if err := yaml.UnmarshalStrict([]byte(typo), &cq); err == nil {
+			t.Errorf("a ClusterQueue with spec.cohort_name decoded without error:\n%s", typo)
+		}
+		return
+	}
+	t.Fatal("no ClusterQueue rendered")
+}
