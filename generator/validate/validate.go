@@ -29,6 +29,17 @@ const (
 	maxResources = 62
 )
 
+// A Kueue ResourceFlavor holds at most 8 node labels and 8 tolerations
+// (MaxProperties and MaxItems in its CRD); the API server rejects more.
+const (
+	maxNodeLabels  = 8
+	maxTolerations = 8
+)
+
+// hostnameLabel is the node label Kueue accepts only as the finest topology
+// level.
+const hostnameLabel = "kubernetes.io/hostname"
+
 // maxCount bounds GPU counts and weights: KAI's Queue quotas are JSON
 // numbers read as float64, exact only up to 2^53, and the bound keeps sums of
 // counts (guaranteed + borrow, capacities across flavors) from overflowing
@@ -145,6 +156,14 @@ func (v *validator) flavors() {
 					v.errorf(l.Value.Pos, l.Value.Path, "node label value %q is invalid: %s", l.Value.Value, msg)
 				}
 			}
+		}
+		if len(f.NodeLabels) > maxNodeLabels {
+			l := f.NodeLabels[maxNodeLabels].Value
+			v.errorf(l.Pos, l.Path, "a flavor can have at most %d node labels (Kueue's ResourceFlavor limit), got %d", maxNodeLabels, len(f.NodeLabels))
+		}
+		if len(f.Tolerations) > maxTolerations {
+			t := f.Tolerations[maxTolerations]
+			v.errorf(t.Pos, t.Path, "a flavor can have at most %d tolerations (Kueue's ResourceFlavor limit), got %d", maxTolerations, len(f.Tolerations))
 		}
 		for _, t := range f.Tolerations {
 			v.toleration(t)
@@ -425,7 +444,10 @@ func (v *validator) topology() {
 		v.errorf(t.Levels[16].Pos, t.Levels[16].Path, "at most 16 topology levels are supported")
 	}
 	seen := map[string]bool{}
-	for _, l := range t.Levels {
+	for i, l := range t.Levels {
+		if l.Value == hostnameLabel && i < len(t.Levels)-1 {
+			v.errorf(l.Pos, l.Path, "%s can only be the last (finest) level: Kueue rejects it anywhere else", hostnameLabel)
+		}
 		for _, msg := range validation.IsQualifiedName(l.Value) {
 			v.errorf(l.Pos, l.Path, "%q is not a valid node label key: %s", l.Value, msg)
 		}

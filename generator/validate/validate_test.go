@@ -474,10 +474,43 @@ levels = []
 		"topology with a duplicate level": {
 			src: header + `node_labels = { "nvidia.com/gpu.product" = "H100" }
 [topology]
-levels = ["cloud.example.com/rack", "kubernetes.io/hostname", "cloud.example.com/rack"]
+levels = ["cloud.example.com/rack", "cloud.example.com/block", "cloud.example.com/rack"]
 [teams.a]
 `,
-			want: diag.List{errAt(7, 63, "topology.levels[2]", `level "cloud.example.com/rack" is listed twice`)},
+			want: diag.List{errAt(7, 64, "topology.levels[2]", `level "cloud.example.com/rack" is listed twice`)},
+		},
+		"topology with the hostname above the finest level": {
+			src: header + `node_labels = { "nvidia.com/gpu.product" = "H100" }
+[topology]
+levels = ["kubernetes.io/hostname", "cloud.example.com/gpu"]
+[teams.a]
+`,
+			want: diag.List{errAt(7, 11, "topology.levels[0]", "kubernetes.io/hostname can only be the last (finest) level: Kueue rejects it anywhere else")},
+		},
+		"topology with invalid and too many levels": {
+			src: header + `node_labels = { "nvidia.com/gpu.product" = "H100" }
+[topology]
+levels = ["rack name", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10", "l11", "l12", "l13", "l14", "l15", "l16"]
+[teams.a]
+`,
+			want: diag.List{
+				errAt(7, 11, "topology.levels[0]", `"rack name" is not a valid node label key: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`),
+				errAt(7, 120, "topology.levels[16]", "at most 16 topology levels are supported"),
+			},
+		},
+		"more node labels and tolerations than a ResourceFlavor holds": {
+			src: header + `node_labels = { a = "1", b = "2", c = "3", d = "4", e = "5", f = "6", g = "7", h = "8", i = "9" }
+tolerations = [
+  { key = "a" }, { key = "b" }, { key = "c" }, { key = "d" },
+  { key = "e" }, { key = "f" }, { key = "g" }, { key = "h" },
+  { key = "i" },
+]
+[teams.a]
+`,
+			want: diag.List{
+				errAt(5, 89, "flavors.h100.node_labels.i", "a flavor can have at most 8 node labels (Kueue's ResourceFlavor limit), got 9"),
+				errAt(9, 3, "flavors.h100.tolerations[8]", "a flavor can have at most 8 tolerations (Kueue's ResourceFlavor limit), got 9"),
+			},
 		},
 		"topology needs node labels on every flavor": {
 			src: header + `[flavors.a100]
