@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 
 	"github.com/tenancy-dev/tenancy/argocd/params"
 	"github.com/tenancy-dev/tenancy/generator"
@@ -81,6 +83,11 @@ shows on the Application, and stdout stays empty.`)
 		return exitUsage
 	}
 	src, err := generator.ReadFileIn(e.dir, argocdAgreement)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// The Application names the plugin but its path has no agreement.
+		fmt.Fprintf(e.stderr, "tenancy argocd generate: %s: no such file in the Application's source path\n", argocdAgreement)
+		return exitFailure
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy argocd generate: %v\n", err)
 		return exitFailure

@@ -152,7 +152,7 @@ func TestArgoCDGenerateFailsClosed(t *testing.T) {
 		"no tenancy.toml": {
 			files:      map[string][]byte{"kustomization.yaml": []byte("resources: []\n")},
 			code:       exitFailure,
-			wantStderr: []string{"tenancy.toml"},
+			wantStderr: []string{"tenancy argocd generate: tenancy.toml: no such file in the Application's source path"},
 		},
 		"tenancy.toml is a symlink out of the source path": {
 			symlink:    filepath.Join(outside, "tenancy.toml"),
