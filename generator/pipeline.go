@@ -77,7 +77,8 @@ func renderSource(src Source, opts Options) (*Result, error) {
 		positions := load.Index(c.root)
 		locate(kaiWarnings, positions)
 		locate(kaiErrors, positions)
-		warnings = append(warnings, kaiWarnings...)
+		warnings = append(append(diag.List(nil), warnings...), kaiWarnings...)
+		warnings.Sort()
 		if len(kaiErrors) > 0 {
 			all := append(kaiErrors, warnings...)
 			all.Sort()
