@@ -27,6 +27,10 @@ const DefaultResource = "nvidia.com/gpu"
 const (
 	maxFlavors   = 64
 	maxResources = 62
+	// maxCombinations is Kueue's webhook limit on flavor-resource pairs in
+	// a resource group. The Kueue backend puts every flavor in one group,
+	// each listing every GPU resource plus cpu and memory.
+	maxCombinations = 512
 )
 
 // A Kueue ResourceFlavor holds at most 8 node labels and 8 tolerations
@@ -171,6 +175,8 @@ func (v *validator) flavors() {
 	}
 	if len(resources) > maxResources {
 		v.errorf(v.a.Flavors[0].Pos, "flavors", "at most %d distinct resources are supported", maxResources)
+	} else if combos := len(v.a.Flavors) * (len(resources) + 2); combos > maxCombinations {
+		v.errorf(v.a.Flavors[0].Pos, "flavors", "%d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(v.a.Flavors), len(resources), combos, maxCombinations)
 	}
 }
 

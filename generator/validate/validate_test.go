@@ -38,6 +38,24 @@ name = "gpu-pool"
 capacity = 32
 `
 
+// flavorsOf returns an agreement with n flavors, each of its own MIG
+// resource when distinct is set, and one team guaranteed one of each.
+func flavorsOf(n int, distinct bool) string {
+	var b strings.Builder
+	b.WriteString("version = 1\nname = \"gpu-pool\"\n")
+	for i := range n {
+		resource := "nvidia.com/gpu"
+		if distinct {
+			resource = fmt.Sprintf("nvidia.com/mig-%dg.10gb", i+1)
+		}
+		fmt.Fprintf(&b, "[flavors.f%02d]\nresource = %q\ncapacity = 1\n", i, resource)
+	}
+	for i := range n {
+		fmt.Fprintf(&b, "[teams.a.flavors.f%02d]\nguaranteed = 1\n", i)
+	}
+	return b.String()
+}
+
 // backends are the option sets every case is rendered with.
 var backends = map[string]generator.Options{
 	"kueue v1beta2": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
@@ -537,6 +555,20 @@ guaranteed = 8
 guaranteed = 16
 `,
 			want: diag.List{errAt(7, 1, "teams.a.guaranteed", `key "guaranteed" is defined twice (first at line 6)`)},
+		},
+		"64 flavors": {src: flavorsOf(64, false)},
+		"65 flavors": {
+			src:  flavorsOf(65, false),
+			want: diag.List{errAt(195, 10, "flavors.f64", "at most 64 flavors are supported (Kueue's limit per resource group)")},
+		},
+		"21 flavors of 21 resources": {src: flavorsOf(21, true)},
+		"22 flavors of 22 resources": {
+			src:  flavorsOf(22, true),
+			want: diag.List{errAt(3, 10, "flavors", "22 flavors of 22 GPU resources make 528 flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most 512")},
+		},
+		"63 resources": {
+			src:  flavorsOf(63, true),
+			want: diag.List{errAt(3, 10, "flavors", "at most 62 distinct resources are supported")},
 		},
 		"file over 1 MiB": {
 			src:  strings.Repeat("#", generator.MaxAgreementSize+1),
