@@ -135,7 +135,7 @@ func fastestPerTeam(t *testing.T, teams int, opts generator.Options) time.Durati
 	if _, err := generator.Render(src, opts); err != nil { // warm up
 		t.Fatal(err)
 	}
-	runs := max(3, 20000/teams)
+	runs := max(3, 10000/teams)
 	fastest := time.Duration(1<<63 - 1)
 	for range runs {
 		start := cpuTime()
