@@ -3,9 +3,12 @@ package generator_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -80,47 +83,140 @@ func FuzzRender(f *testing.F) {
 	for _, s := range fuzzSnippets {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		src := generator.Source{Path: "tenancy.toml", Data: data}
-		_, _, checkErr := generator.Check(src)
-		checkAgreementError(t, "Check", checkErr)
+	f.Fuzz(checkRender)
+}
+
+// numbersTemplate is an agreement whose every count is a fuzzed number:
+// two flavors of different resources, a team on one of them and a team on
+// both, so the numbers meet in sums, limits and lending.
+const numbersTemplate = `version = 1
+name = "pool"
+[flavors.h100]
+capacity = %d
+[flavors.mig]
+resource = "nvidia.com/mig-1g.10gb"
+capacity = %d
+[priorities]
+high = %d
+[teams.a]
+weight = %d
+vms = %d
+[teams.a.flavors.h100]
+guaranteed = %d
+lendable = %d
+borrow = %d
+[teams.b.flavors.h100]
+guaranteed = %d
+lendable = %d
+borrow = %d
+[teams.b.flavors.mig]
+guaranteed = %d
+borrow = %d
+`
+
+// FuzzRenderNumbers fuzzes the numbers of a well-formed agreement, which
+// random bytes rarely reach: overflowing sums, negative and boundary
+// counts. The properties are FuzzRender's, plus: no rendered quota, limit
+// or weight is negative (KAI's -1, "unlimited", aside).
+func FuzzRenderNumbers(f *testing.F) {
+	f.Add(int64(32), int64(56), int64(1000), int64(1), int64(4), int64(16), int64(8), int64(8), int64(16), int64(0), int64(8), int64(28), int64(14))
+	f.Add(int64(1), int64(1), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(1), int64(1), int64(0), int64(1), int64(0))
+	f.Add(int64(1<<53), int64(1<<53), int64(2147483647), int64(1<<53), int64(1<<62), int64(1<<52), int64(1<<52), int64(1<<53), int64(1<<52), int64(1<<52), int64(1<<53), int64(1<<53), int64(1<<53))
+	f.Add(int64(-1), int64(0), int64(-2147483649), int64(-1), int64(-1), int64(-1), int64(-1), int64(-1), int64(-9223372036854775808), int64(9223372036854775807), int64(-1), int64(9223372036854775807), int64(9223372036854775807))
+	// A borrow near the int64 limit once overflowed KAI's guaranteed +
+	// borrow into a negative queue limit.
+	f.Add(int64(32), int64(56), int64(1), int64(1), int64(1), int64(16), int64(8), int64(math.MaxInt64), int64(16), int64(8), int64(8), int64(28), int64(14))
+	f.Fuzz(func(t *testing.T, capH100, capMIG, priority, weight, vms, aG, aL, aB, bG, bL, bB, bMIGG, bMIGB int64) {
+		data := fmt.Sprintf(numbersTemplate, capH100, capMIG, priority, weight, vms, aG, aL, aB, bG, bL, bB, bMIGG, bMIGB)
+		checkRender(t, []byte(data))
 		for _, opts := range fuzzOptions {
-			res, err := generator.Render(src, opts)
+			res, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: []byte(data)}, opts)
 			if err != nil {
-				if res != nil {
-					t.Fatalf("Render %+v: a result alongside the error %v", opts, err)
-				}
-				checkAgreementError(t, "Render", err)
 				continue
 			}
-			if res == nil {
-				t.Fatalf("Render %+v: nil result and nil error", opts)
-			}
-			if checkErr != nil {
-				t.Fatalf("Render %+v succeeded but Check failed: %v", opts, checkErr)
-			}
-			if len(res.Manifests) == 0 || len(res.Objects) == 0 {
-				t.Fatalf("Render %+v: empty output without an error", opts)
-			}
-			yamls := make([][]byte, len(res.Objects))
-			for i, o := range res.Objects {
-				if len(o.YAML) == 0 {
-					t.Fatalf("Render %+v: object %d (%s %s) has no YAML", opts, i, o.Kind, o.Name)
+			for _, o := range res.Objects {
+				if path, value, ok := negativeQuantity(o.Fields, o.Kind); !ok {
+					t.Fatalf("Render %+v: %s %s has %s = %v\n%s", opts, o.Kind, o.Name, path, value, data)
 				}
-				yamls[i] = o.YAML
-			}
-			if joined := bytes.Join(yamls, []byte("---\n")); !bytes.Equal(joined, res.Manifests) {
-				t.Fatalf("Render %+v: Manifests differ from the objects' YAML joined by ---", opts)
-			}
-			again, err := generator.Render(src, opts)
-			if err != nil {
-				t.Fatalf("Render %+v: second render failed: %v", opts, err)
-			}
-			if !bytes.Equal(again.Manifests, res.Manifests) {
-				t.Fatalf("Render %+v: second render differs", opts)
 			}
 		}
 	})
+}
+
+// quantityKeys name the fields that hold amounts of GPUs or shares.
+var quantityKeys = map[string]bool{
+	"quota": true, "limit": true, "overQuotaWeight": true, "weight": true,
+	"nominalQuota": true, "lendingLimit": true, "borrowingLimit": true,
+}
+
+// negativeQuantity walks an object's fields and returns the first amount
+// below zero; -1 is allowed, as KAI's "unlimited". ok is false when one is
+// found.
+func negativeQuantity(v any, path string) (string, any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if quantityKeys[k] {
+				s := fmt.Sprint(child)
+				if strings.HasPrefix(s, "-") && s != "-1" {
+					return path + "." + k, child, false
+				}
+			}
+			if p, val, ok := negativeQuantity(child, path+"."+k); !ok {
+				return p, val, false
+			}
+		}
+	case []any:
+		for i, child := range v {
+			if p, val, ok := negativeQuantity(child, fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return p, val, false
+			}
+		}
+	}
+	return "", nil, true
+}
+
+// checkRender is the property both fuzz targets check for one input.
+func checkRender(t *testing.T, data []byte) {
+	src := generator.Source{Path: "tenancy.toml", Data: data}
+	_, _, checkErr := generator.Check(src)
+	checkAgreementError(t, "Check", checkErr)
+	for _, opts := range fuzzOptions {
+		res, err := generator.Render(src, opts)
+		if err != nil {
+			if res != nil {
+				t.Fatalf("Render %+v: a result alongside the error %v", opts, err)
+			}
+			checkAgreementError(t, "Render", err)
+			continue
+		}
+		if res == nil {
+			t.Fatalf("Render %+v: nil result and nil error", opts)
+		}
+		if checkErr != nil {
+			t.Fatalf("Render %+v succeeded but Check failed: %v", opts, checkErr)
+		}
+		if len(res.Manifests) == 0 || len(res.Objects) == 0 {
+			t.Fatalf("Render %+v: empty output without an error", opts)
+		}
+		yamls := make([][]byte, len(res.Objects))
+		for i, o := range res.Objects {
+			if len(o.YAML) == 0 {
+				t.Fatalf("Render %+v: object %d (%s %s) has no YAML", opts, i, o.Kind, o.Name)
+			}
+			yamls[i] = o.YAML
+		}
+		if joined := bytes.Join(yamls, []byte("---\n")); !bytes.Equal(joined, res.Manifests) {
+			t.Fatalf("Render %+v: Manifests differ from the objects' YAML joined by ---", opts)
+		}
+		again, err := generator.Render(src, opts)
+		if err != nil {
+			t.Fatalf("Render %+v: second render failed: %v", opts, err)
+		}
+		if !bytes.Equal(again.Manifests, res.Manifests) {
+			t.Fatalf("Render %+v: second render differs", opts)
+		}
+	}
 }
 
 // checkAgreementError requires a failure to be an *AgreementError with at
