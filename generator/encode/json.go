@@ -43,12 +43,13 @@ type jsonReader struct {
 // metadata, labels, quantities, team names) repeat in many objects, and one
 // copy each saves most of the decoder's allocations.
 type interner struct {
-	keys   map[string]string
-	values map[string]any
+	keys    map[string]string
+	values  map[string]any // strings
+	numbers map[string]any // json.Numbers
 }
 
 func newInterner() *interner {
-	return &interner{keys: map[string]string{}, values: map[string]any{}}
+	return &interner{keys: map[string]string{}, values: map[string]any{}, numbers: map[string]any{}}
 }
 
 func (in *interner) key(b []byte) string {
@@ -64,8 +65,25 @@ func (in *interner) value(b []byte) any {
 	if v, ok := in.values[string(b)]; ok {
 		return v
 	}
-	var v any = string(b)
-	in.values[v.(string)] = v
+	return in.valueString(string(b))
+}
+
+func (in *interner) valueString(s string) any {
+	if v, ok := in.values[s]; ok {
+		return v
+	}
+	var v any = s
+	in.values[s] = v
+	return v
+}
+
+func (in *interner) number(b []byte) any {
+	if v, ok := in.numbers[string(b)]; ok {
+		return v
+	}
+	n := string(b)
+	var v any = json.Number(n)
+	in.numbers[n] = v
 	return v
 }
 
@@ -241,9 +259,9 @@ func (r *jsonReader) number() any {
 		}
 		break
 	}
-	n := string(r.data[start:r.pos])
-	if !json.Valid([]byte(n)) {
+	n := r.data[start:r.pos]
+	if !json.Valid(n) {
 		return r.fail()
 	}
-	return json.Number(n)
+	return r.strs.number(n)
 }
