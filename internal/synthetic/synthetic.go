@@ -9,9 +9,10 @@ import (
 )
 
 // Agreement returns a valid agreement with n teams sharing one flavor, in
-// the one-flavor shorthand. The teams vary the way examples/large does
-// (every third reclaims with "wait", every fifth limits VMs, lendable
-// cycles through 0, 4 and 8) so every branch of the renderers runs.
+// the one-flavor shorthand, without warnings from two teams on. The teams
+// vary the way examples/large does (every third reclaims with "wait", every
+// fifth limits VMs, lendable cycles through 0, 4 and 8, each may borrow 4)
+// so every branch of the renderers runs.
 //
 // It is smaller per team than examples/large (two flavors, two namespaces
 // per team): at 10,000 teams that shape is about 2 MB, over the 1 MiB cap on
@@ -23,7 +24,7 @@ func Agreement(n int) []byte {
 	fmt.Fprintf(&b, "[flavors.h100]\ncapacity = %d\n\n", 8*n)
 	b.WriteString("[priorities]\ncritical = 1000\nstandard = 100\nscavenger = 10\n")
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "\n[teams.team-%05d]\nguaranteed = 8\nlendable = %d\nborrow = 8\n", i, 4*(i%3))
+		fmt.Fprintf(&b, "\n[teams.team-%05d]\nguaranteed = 8\nlendable = %d\nborrow = 4\n", i, 4*(i%3))
 		if i%3 == 0 {
 			b.WriteString("reclaim = \"wait\"\n")
 		}

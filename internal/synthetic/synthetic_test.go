@@ -1,0 +1,32 @@
+package synthetic_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/internal/synthetic"
+)
+
+// The benchmarks need valid agreements under the 1 MiB cap at every size
+// they use, up to 10,000 teams.
+func TestAgreementIsValidAndUnderTheCap(t *testing.T) {
+	for _, teams := range []int{3, 100, 1000, 10000} {
+		t.Run(fmt.Sprintf("teams=%d", teams), func(t *testing.T) {
+			data := synthetic.Agreement(teams)
+			if len(data) > generator.MaxAgreementSize {
+				t.Fatalf("%d bytes, over the %d-byte cap", len(data), generator.MaxAgreementSize)
+			}
+			p, warnings, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: data})
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("warnings: %v", warnings)
+			}
+			if len(p.Teams) != teams {
+				t.Errorf("%d teams in the plan, want %d", len(p.Teams), teams)
+			}
+		})
+	}
+}
