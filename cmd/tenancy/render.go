@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -53,6 +54,14 @@ func readAgreement(e *env, path string) (generator.Source, error) {
 	}
 	src, err := generator.ReadFile(full)
 	if err != nil {
+		// Name the file as the user wrote it, not as we resolved it.
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe):
+			pe.Path = path
+		case errors.Is(err, generator.ErrTooLarge):
+			err = fmt.Errorf("%s: %w", path, generator.ErrTooLarge)
+		}
 		return src, err
 	}
 	src.Path = path
