@@ -14,26 +14,26 @@ import (
 // agreement's three teams up to ten thousand.
 var benchTeams = []int{3, 100, 1000, 10000}
 
-// agreements caches the synthetic agreements, so generating them is not
+// benchAgreements caches the synthetic benchAgreements, so generating them is not
 // timed and is done once per size.
-var agreements = map[int]generator.Source{}
+var benchAgreements = map[int]generator.Source{}
 
-func agreementOf(tb testing.TB, teams int) generator.Source {
+func benchAgreement(tb testing.TB, teams int) generator.Source {
 	tb.Helper()
-	src, ok := agreements[teams]
+	src, ok := benchAgreements[teams]
 	if !ok {
 		src = generator.Source{Path: "tenancy.toml", Data: synthetic.Agreement(teams)}
 		if len(src.Data) > generator.MaxAgreementSize {
 			tb.Fatalf("the synthetic agreement of %d teams is %d bytes, over the %d-byte cap", teams, len(src.Data), generator.MaxAgreementSize)
 		}
-		agreements[teams] = src
+		benchAgreements[teams] = src
 	}
 	return src
 }
 
-// perTeam reports the cost of one team, the number that must stay flat as
-// agreements grow.
-func perTeam(b *testing.B, teams int) {
+// reportPerTeam reports the cost of one team, the number that must stay flat as
+// benchAgreements grow.
+func reportPerTeam(b *testing.B, teams int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(teams), "ns/team")
 }
 
@@ -41,7 +41,7 @@ func perTeam(b *testing.B, teams int) {
 func BenchmarkParse(b *testing.B) {
 	for _, teams := range benchTeams {
 		b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
-			src := agreementOf(b, teams)
+			src := benchAgreement(b, teams)
 			b.SetBytes(int64(len(src.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -49,7 +49,7 @@ func BenchmarkParse(b *testing.B) {
 					b.Fatal(diags)
 				}
 			}
-			perTeam(b, teams)
+			reportPerTeam(b, teams)
 		})
 	}
 }
@@ -58,7 +58,7 @@ func BenchmarkParse(b *testing.B) {
 func BenchmarkValidate(b *testing.B) {
 	for _, teams := range benchTeams {
 		b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
-			src := agreementOf(b, teams)
+			src := benchAgreement(b, teams)
 			b.SetBytes(int64(len(src.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -66,13 +66,13 @@ func BenchmarkValidate(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			perTeam(b, teams)
+			reportPerTeam(b, teams)
 		})
 	}
 }
 
-// renderOptions are the renderings users ask for.
-var renderOptions = []struct {
+// benchRenderings are the renderings users ask for.
+var benchRenderings = []struct {
 	name string
 	opts generator.Options
 }{
@@ -84,11 +84,11 @@ var renderOptions = []struct {
 // BenchmarkRender times the whole library pipeline, from bytes to the YAML
 // stream, for each backend.
 func BenchmarkRender(b *testing.B) {
-	for _, r := range renderOptions {
+	for _, r := range benchRenderings {
 		b.Run("backend="+r.name, func(b *testing.B) {
 			for _, teams := range benchTeams {
 				b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
-					src := agreementOf(b, teams)
+					src := benchAgreement(b, teams)
 					b.SetBytes(int64(len(src.Data)))
 					b.ReportAllocs()
 					for b.Loop() {
@@ -96,7 +96,7 @@ func BenchmarkRender(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					perTeam(b, teams)
+					reportPerTeam(b, teams)
 				})
 			}
 		})
@@ -112,7 +112,7 @@ func TestRenderScalesLinearly(t *testing.T) {
 		t.Skip("times renderings of 1,000 and 10,000 teams")
 	}
 	const small, large, allowed = 1000, 10000, 3.0
-	for _, r := range renderOptions {
+	for _, r := range benchRenderings {
 		t.Run(r.name, func(t *testing.T) {
 			costSmall := fastestPerTeam(t, small, r.opts)
 			costLarge := fastestPerTeam(t, large, r.opts)
@@ -131,7 +131,7 @@ func TestRenderScalesLinearly(t *testing.T) {
 // other processes sharing the machine.
 func fastestPerTeam(t *testing.T, teams int, opts generator.Options) time.Duration {
 	t.Helper()
-	src := agreementOf(t, teams)
+	src := benchAgreement(t, teams)
 	if _, err := generator.Render(src, opts); err != nil { // warm up
 		t.Fatal(err)
 	}

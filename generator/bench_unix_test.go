@@ -13,10 +13,10 @@ import (
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return time.Since(start)
+		return time.Since(cpuTimeEpoch)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// start is the fallback's epoch.
-var start = time.Now()
+// cpuTimeEpoch is where the fallback counts from.
+var cpuTimeEpoch = time.Now()
