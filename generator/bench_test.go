@@ -7,7 +7,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/load"
-	"github.com/tenancy-dev/tenancy/internal/synthetic"
+	"github.com/tenancy-dev/tenancy/generator/synthetic"
 )
 
 // benchTeams are the agreement sizes the issue asks about: the reference

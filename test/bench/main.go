@@ -32,7 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tenancy-dev/tenancy/internal/synthetic"
+	"github.com/tenancy-dev/tenancy/generator/synthetic"
 )
 
 // The targets.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/internal/synthetic"
+	"github.com/tenancy-dev/tenancy/generator/synthetic"
 )
 
 // The benchmarks need valid agreements under the 1 MiB cap at every size

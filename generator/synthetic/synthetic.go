@@ -1,5 +1,5 @@
 // Package synthetic writes agreements with any number of teams, for the
-// benchmarks and the linearity test. It lives outside generator/ so the
+// benchmarks and the linearity test. It is not internal so the
 // whole-process benchmark under test/bench can use it too.
 package synthetic
 
