@@ -16,7 +16,6 @@ import (
 func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	fs.Usage = func() {
 		w := e.stderr
 		fmt.Fprintf(w, "Usage:\n  tenancy %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
