@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,36 +15,9 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/diff"
 )
 
-// The -update flag may be defined by another test file of this package too;
-// whoever comes first defines it and the others read it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-}
-
-func diffUpdate() bool {
-	return flag.Lookup("update").Value.(flag.Getter).Get().(bool)
-}
-
-// runDiffIn runs `tenancy diff args...` with dir as working directory.
-func runDiffIn(dir string, args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	e := &env{
-		stdin:   strings.NewReader(""),
-		stdout:  &out,
-		stderr:  &errb,
-		getenv:  func(string) string { return "" },
-		environ: func() []string { return nil },
-		dir:     dir,
-	}
-	code = run(e, append([]string{"diff"}, args...))
-	return out.String(), errb.String(), code
-}
-
 func diffGolden(t *testing.T, path string, got string) {
 	t.Helper()
-	if diffUpdate() {
+	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +49,7 @@ func TestDiffGolden(t *testing.T) {
 			}
 			for format, file := range formats {
 				args := append([]string{"old.toml", "new.toml", "--output", format}, extra...)
-				stdout, stderr, code := runDiffIn(dir, args...)
+				stdout, stderr, code := runIn(dir, append([]string{"diff"}, args...)...)
 				if code != exitOK {
 					t.Fatalf("diff %v: exit %d, stderr:\n%s", args, code, stderr)
 				}
@@ -187,7 +159,7 @@ func TestDiffExitCodes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeDiffFiles(t, dir, tc.files)
-			stdout, stderr, code := runDiffIn(dir, tc.args...)
+			stdout, stderr, code := runIn(dir, append([]string{"diff"}, tc.args...)...)
 			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr)
 			}
@@ -275,7 +247,7 @@ func TestDiffGitBase(t *testing.T) {
 	deploy := filepath.Join(repo.dir, "deploy")
 
 	t.Run("base and head", func(t *testing.T) {
-		stdout, stderr, code := runDiffIn(repo.dir, "--base", "HEAD~2", "--head", "HEAD", "deploy/tenancy.toml", "--output", "json", "--exit-code")
+		stdout, stderr, code := runIn(repo.dir, "diff", "--base", "HEAD~2", "--head", "HEAD", "deploy/tenancy.toml", "--output", "json", "--exit-code")
 		if code != 1 {
 			t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 		}
@@ -290,17 +262,17 @@ func TestDiffGitBase(t *testing.T) {
 	t.Run("base against the working tree, from a subdirectory", func(t *testing.T) {
 		writeDiffFiles(t, deploy, map[string]string{"tenancy.toml": before})
 		defer writeDiffFiles(t, deploy, map[string]string{"tenancy.toml": after})
-		stdout, stderr, code := runDiffIn(deploy, "--base", "HEAD~2", "--exit-code")
+		stdout, stderr, code := runIn(deploy, "diff", "--base", "HEAD~2", "--exit-code")
 		if code != 0 {
 			t.Fatalf("exit %d, want 0 (the working tree is back at the base); stderr:\n%s\n%s", code, stderr, stdout)
 		}
-		_, stderr, code = runDiffIn(deploy, "--base", "HEAD", "--exit-code")
+		_, stderr, code = runIn(deploy, "diff", "--base", "HEAD", "--exit-code")
 		if code != 1 {
 			t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 		}
 	})
 	t.Run("file added", func(t *testing.T) {
-		stdout, stderr, code := runDiffIn(repo.dir, "--base", "HEAD~1", "--head", "HEAD", "other/tenancy.toml", "--output", "json")
+		stdout, stderr, code := runIn(repo.dir, "diff", "--base", "HEAD~1", "--head", "HEAD", "other/tenancy.toml", "--output", "json")
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
@@ -315,7 +287,7 @@ func TestDiffGitBase(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer writeDiffFiles(t, dir, map[string]string{"tenancy.toml": after})
-		stdout, stderr, code := runDiffIn(dir, "--base", "HEAD", "--output", "json")
+		stdout, stderr, code := runIn(dir, "diff", "--base", "HEAD", "--output", "json")
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
@@ -325,19 +297,19 @@ func TestDiffGitBase(t *testing.T) {
 		}
 	})
 	t.Run("file on neither side", func(t *testing.T) {
-		_, stderr, code := runDiffIn(repo.dir, "--base", "HEAD~1", "--head", "HEAD", "nowhere.toml")
+		_, stderr, code := runIn(repo.dir, "diff", "--base", "HEAD~1", "--head", "HEAD", "nowhere.toml")
 		if code != 2 || !strings.Contains(stderr, "nowhere.toml exists on neither side") {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}
 	})
 	t.Run("unknown revision", func(t *testing.T) {
-		stdout, stderr, code := runDiffIn(repo.dir, "--base", "origin/main", "deploy/tenancy.toml")
+		stdout, stderr, code := runIn(repo.dir, "diff", "--base", "origin/main", "deploy/tenancy.toml")
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "revision origin/main not found") {
 			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 		}
 	})
 	t.Run("a revision is never an option", func(t *testing.T) {
-		_, stderr, code := runDiffIn(repo.dir, "--base", "--output=/tmp/x", "deploy/tenancy.toml")
+		_, stderr, code := runIn(repo.dir, "diff", "--base", "--output=/tmp/x", "deploy/tenancy.toml")
 		if code != 2 || !strings.Contains(stderr, "not a git revision") {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}
@@ -345,7 +317,7 @@ func TestDiffGitBase(t *testing.T) {
 	t.Run("broken file at a revision names the revision", func(t *testing.T) {
 		repo.commit("broken", map[string]string{"deploy/tenancy.toml": brokenDiffAgreement})
 		defer repo.git("reset", "-q", "--hard", "HEAD~1")
-		stdout, stderr, code := runDiffIn(repo.dir, "--base", "HEAD~1", "--head", "HEAD", "deploy/tenancy.toml")
+		stdout, stderr, code := runIn(repo.dir, "diff", "--base", "HEAD~1", "--head", "HEAD", "deploy/tenancy.toml")
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "HEAD:deploy/tenancy.toml:9:") || !strings.Contains(stderr, "the new side") {
 			t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 		}
@@ -357,7 +329,7 @@ func TestDiffGitBase(t *testing.T) {
 		repo.git("add", "link.toml")
 		repo.git("commit", "-q", "-m", "link")
 		defer repo.git("reset", "-q", "--hard", "HEAD~1")
-		_, stderr, code := runDiffIn(repo.dir, "--base", "HEAD", "--head", "HEAD", "link.toml")
+		_, stderr, code := runIn(repo.dir, "diff", "--base", "HEAD", "--head", "HEAD", "link.toml")
 		if code != 2 || !strings.Contains(stderr, "link.toml at HEAD is not a regular file") {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}
@@ -365,7 +337,7 @@ func TestDiffGitBase(t *testing.T) {
 	t.Run("not a repository", func(t *testing.T) {
 		dir := t.TempDir()
 		writeDiffFiles(t, dir, map[string]string{"tenancy.toml": after})
-		_, stderr, code := runDiffIn(dir, "--base", "HEAD")
+		_, stderr, code := runIn(dir, "diff", "--base", "HEAD")
 		if code != 2 || stderr == "" {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}
@@ -385,7 +357,7 @@ func TestDiffGitShallowClone(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	_, stderr, code := runDiffIn(clone, "--base", "origin/main")
+	_, stderr, code := runIn(clone, "diff", "--base", "origin/main")
 	if code != 2 || !strings.Contains(stderr, "git fetch --depth=1 origin main:refs/remotes/origin/main") {
 		t.Errorf("before fetching the base: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -394,7 +366,7 @@ func TestDiffGitShallowClone(t *testing.T) {
 	if out, err := fetch.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	stdout, stderr, code := runDiffIn(clone, "--base", "origin/main", "--output", "markdown", "--exit-code")
+	stdout, stderr, code := runIn(clone, "diff", "--base", "origin/main", "--output", "markdown", "--exit-code")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
@@ -417,7 +389,7 @@ func largeDiffAgreement(n int, each int) string {
 func TestDiffMarkdownStaysUnderTheCommentLimit(t *testing.T) {
 	dir := t.TempDir()
 	writeDiffFiles(t, dir, map[string]string{"old.toml": largeDiffAgreement(300, 1), "new.toml": largeDiffAgreement(300, 2)})
-	stdout, stderr, code := runDiffIn(dir, "old.toml", "new.toml", "--output", "markdown")
+	stdout, stderr, code := runIn(dir, "diff", "old.toml", "new.toml", "--output", "markdown")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
@@ -431,7 +403,7 @@ func TestDiffMarkdownStaysUnderTheCommentLimit(t *testing.T) {
 		t.Errorf("%d <details> and %d </details>", o, c)
 	}
 	// The text output is not cut.
-	text, _, _ := runDiffIn(dir, "old.toml", "new.toml")
+	text, _, _ := runIn(dir, "diff", "old.toml", "new.toml")
 	if strings.Count(text, "~ ClusterQueue team-") != 300 {
 		t.Errorf("text output does not show all 300 ClusterQueues")
 	}

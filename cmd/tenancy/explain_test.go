@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,33 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// The -update flag may be defined by another test file of this package too;
-// whoever comes first defines it and the others read it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-}
-
-func explainUpdate() bool {
-	return flag.Lookup("update").Value.(flag.Getter).Get().(bool)
-}
-
-// runExplainIn runs `tenancy explain args...` with dir as working directory.
-func runExplainIn(dir string, args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	e := &env{
-		stdin:   strings.NewReader(""),
-		stdout:  &out,
-		stderr:  &errb,
-		getenv:  func(string) string { return "" },
-		environ: func() []string { return nil },
-		dir:     dir,
-	}
-	code = run(e, append([]string{"explain"}, args...))
-	return out.String(), errb.String(), code
-}
 
 // TestExplainGolden compares the explanation of the reference agreement, the
 // examples and cases of its own with testdata/explain/NAME/stdout.txt.
@@ -54,7 +25,7 @@ func TestExplainGolden(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			stdout, stderr, code := runExplainIn(tc.dir, tc.args...)
+			stdout, stderr, code := runIn(tc.dir, append([]string{"explain"}, tc.args...)...)
 			if code != exitOK {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitOK, stderr)
 			}
@@ -62,7 +33,7 @@ func TestExplainGolden(t *testing.T) {
 				t.Errorf("stderr should be empty (warnings belong to the explanation), got:\n%s", stderr)
 			}
 			golden := filepath.Join("testdata", "explain", name, "stdout.txt")
-			if explainUpdate() {
+			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -85,12 +56,12 @@ func TestExplainGolden(t *testing.T) {
 // TestExplainIsDeterministic guards against map order leaking into the
 // output (node labels are a map in the plan).
 func TestExplainIsDeterministic(t *testing.T) {
-	first, _, code := runExplainIn("../..", "examples/multi-flavor/tenancy.toml")
+	first, _, code := runIn("../..", "explain", "examples/multi-flavor/tenancy.toml")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
 	for range 20 {
-		again, _, _ := runExplainIn("../..", "examples/multi-flavor/tenancy.toml")
+		again, _, _ := runIn("../..", "explain", "examples/multi-flavor/tenancy.toml")
 		if d := cmp.Diff(first, again); d != "" {
 			t.Fatalf("a second run differs (-first,+again):\n%s", d)
 		}
@@ -170,7 +141,7 @@ Run 'tenancy explain --help' for usage.
 					t.Fatal(err)
 				}
 			}
-			stdout, stderr, code := runExplainIn(dir, tc.args...)
+			stdout, stderr, code := runIn(dir, append([]string{"explain"}, tc.args...)...)
 			if code != tc.wantCode {
 				t.Errorf("exit %d, want %d", code, tc.wantCode)
 			}
@@ -191,7 +162,7 @@ Run 'tenancy explain --help' for usage.
 }
 
 func TestExplainHelp(t *testing.T) {
-	stdout, stderr, code := runExplainIn(t.TempDir(), "--help")
+	stdout, stderr, code := runIn(t.TempDir(), "explain", "--help")
 	if code != exitOK {
 		t.Errorf("exit %d, want %d", code, exitOK)
 	}

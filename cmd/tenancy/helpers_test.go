@@ -1,0 +1,26 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+)
+
+// update rewrites the golden files under testdata/ instead of comparing.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// runIn runs `tenancy args...` in-process with dir as working directory and
+// a pipe, not a person, on stdin.
+func runIn(dir string, args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	e := &env{
+		stdin:   strings.NewReader(""),
+		stdout:  &out,
+		stderr:  &errb,
+		getenv:  func(string) string { return "" },
+		environ: func() []string { return nil },
+		dir:     dir,
+	}
+	code = run(e, args)
+	return out.String(), errb.String(), code
+}
