@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-
-	"github.com/tenancy-dev/tenancy/generator"
 )
 
 func runCheck(e *env, args []string) int {
@@ -20,14 +18,9 @@ Exit status 0 when the agreement is valid (warnings may still be printed),
 	if !ok {
 		return exitUsage
 	}
-	src, err := readAgreement(e, path)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
-		return exitFailure
-	}
-	_, warnings, err := generator.Check(src)
-	if err != nil {
-		return reportError(e, err)
+	p, warnings, code := checkFile(e, path)
+	if p == nil {
+		return code
 	}
 	printDiagnostics(e, warnings)
 	fmt.Fprintf(e.stderr, "%s: valid\n", path)

@@ -32,14 +32,9 @@ is 1, the problems are on stderr and nothing is written to stdout.`)
 	if !ok {
 		return exitUsage
 	}
-	src, err := readAgreement(e, path)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
-		return exitFailure
-	}
-	p, warnings, err := generator.Check(src)
-	if err != nil {
-		return reportError(e, err)
+	p, warnings, code := checkFile(e, path)
+	if p == nil {
+		return code
 	}
 	// Built whole, then written once: an error never leaves half a table.
 	var out bytes.Buffer

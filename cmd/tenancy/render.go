@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
 func runRender(e *env, args []string) int {
@@ -81,6 +82,21 @@ func renderFile(e *env, path string, opts generator.Options) (*generator.Result,
 		return nil, reportError(e, err)
 	}
 	return res, exitOK
+}
+
+// checkFile reads and validates; on failure it reports on stderr and
+// returns a nil plan with the exit code.
+func checkFile(e *env, path string) (*plan.Agreement, []generator.Diagnostic, int) {
+	src, err := readAgreement(e, path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+		return nil, nil, exitFailure
+	}
+	p, warnings, err := generator.Check(src)
+	if err != nil {
+		return nil, nil, reportError(e, err)
+	}
+	return p, warnings, exitOK
 }
 
 // reportError prints every diagnostic of an invalid agreement, or the error.
