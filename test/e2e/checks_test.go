@@ -66,15 +66,19 @@ func TestRenderedObjectsAccepted(t *testing.T) {
 	for _, name := range sortedKeys(ex) {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, ex[name])
-			useAgreement(t, objs)
+			useAgreement(t, name, objs)
 			ctx := ctxFor(t)
-			for _, o := range objs {
-				res, err := env.cp.Applier.Resource(o)
-				if err != nil {
-					t.Fatal(err)
+			errs := make([]error, len(objs))
+			controlplane.Parallel(len(objs), func(i int) {
+				res, err := env.cp.Applier.Resource(objs[i])
+				if err == nil {
+					_, err = res.Get(ctx, objs[i].GetName(), metav1.GetOptions{})
 				}
-				if _, err := res.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
-					t.Errorf("%s not in the cluster after apply: %v", controlplane.Describe(o), err)
+				errs[i] = err
+			})
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("%s not in the cluster after apply: %v", controlplane.Describe(objs[i]), err)
 				}
 			}
 			t.Logf("%d objects applied: %s", len(objs), kindCounts(objs))
@@ -82,7 +86,7 @@ func TestRenderedObjectsAccepted(t *testing.T) {
 	}
 	t.Run("reference-v1beta1", func(t *testing.T) {
 		objs := render(t, "--kueue-api", "v1beta1", "tenancy.toml")
-		useAgreement(t, reference(t))
+		useAgreement(t, "reference", reference(t))
 		if _, err := env.cp.Applier.Apply(ctxFor(t), objs, true); err != nil {
 			t.Fatalf("v1beta1 render rejected: %v", err)
 		}
@@ -111,43 +115,54 @@ func TestNoPhantomDrift(t *testing.T) {
 	for _, name := range sortedKeys(ex) {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, ex[name])
-			useAgreement(t, objs)
+			useAgreement(t, name, objs)
 			ctx := ctxFor(t)
-			for _, o := range objs {
-				res, err := env.cp.Applier.Resource(o)
+			again, err := env.cp.Applier.Apply(ctx, objs, true)
+			if err != nil {
+				t.Fatalf("second apply: %v", err)
+			}
+			drift := make([][]string, len(objs))
+			controlplane.Parallel(len(objs), func(i int) {
+				res, err := env.cp.Applier.Resource(objs[i])
 				if err != nil {
-					t.Fatal(err)
+					drift[i] = []string{err.Error()}
+					return
 				}
-				live, err := res.Get(ctx, o.GetName(), metav1.GetOptions{})
+				live, err := res.Get(ctx, objs[i].GetName(), metav1.GetOptions{})
 				if err != nil {
-					t.Fatalf("get %s: %v", controlplane.Describe(o), err)
+					drift[i] = []string{err.Error()}
+					return
 				}
-				again, err := env.cp.Applier.Apply(ctx, []*unstructuredObj{o}, true)
-				if err != nil {
-					t.Fatalf("second apply: %v", err)
-				}
-				if d := diffPaths(comparable(live), comparable(again[0]), ""); len(d) > 0 {
-					t.Errorf("%s drifts on a second apply: %s", controlplane.Describe(o), strings.Join(d, "; "))
+				drift[i] = diffPaths(comparable(live), comparable(again[i]), "")
+			})
+			for i, d := range drift {
+				if len(d) > 0 {
+					t.Errorf("%s drifts on a second apply: %s", controlplane.Describe(objs[i]), strings.Join(d, "; "))
 				}
 			}
+			t.Logf("%d objects unchanged by a second apply", len(objs))
 		})
 	}
 }
 
 // comparable strips what changes without anyone changing the object:
-// status (the controllers own it), the resource version and managed-field
-// timestamps.
+// status and its managed-field entries (the controllers own them), the
+// resource version and managed-field timestamps.
 func comparable(o *unstructuredObj) map[string]any {
 	c := o.DeepCopy().Object
 	delete(c, "status")
 	unstructured.RemoveNestedField(c, "metadata", "resourceVersion")
 	if mfs, ok, _ := unstructured.NestedSlice(c, "metadata", "managedFields"); ok {
+		var kept []any
 		for _, mf := range mfs {
-			if m, ok := mf.(map[string]any); ok {
-				delete(m, "time")
+			m, ok := mf.(map[string]any)
+			if !ok || m["subresource"] == "status" {
+				continue
 			}
+			delete(m, "time")
+			kept = append(kept, m)
 		}
-		_ = unstructured.SetNestedSlice(c, mfs, "metadata", "managedFields")
+		_ = unstructured.SetNestedSlice(c, kept, "metadata", "managedFields")
 	}
 	return c
 }
@@ -183,7 +198,16 @@ func diffPaths(a, b any, path string) []string {
 	if reflect.DeepEqual(a, b) {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: %v -> %v", strings.TrimPrefix(path, "."), a, b)}
+	return []string{fmt.Sprintf("%s: %s -> %s", strings.TrimPrefix(path, "."), short(a), short(b))}
+}
+
+// short prints v, cut to a length a failure message can carry.
+func short(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
 }
 
 // Check 3: a team running within its guarantee is admitted without
@@ -191,7 +215,7 @@ func diffPaths(a, b any, path string) []string {
 func TestWithinGuaranteeWithoutBorrowing(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	training := submit(t, job{ns: "training", queue: localQueueFor(t, objs, "training"), name: "guaranteed", pods: 2, gpus: 8})
 	research := submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "guaranteed", pods: 1, gpus: 8})
 	inference := submit(t, job{ns: "inference", queue: localQueueFor(t, objs, "inference"), name: "guaranteed", pods: 4, gpus: 2})
@@ -218,7 +242,7 @@ func TestWithinGuaranteeWithoutBorrowing(t *testing.T) {
 func TestBorrowingIdleLendableGPUs(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	q := localQueueFor(t, objs, "training")
 	waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "own", pods: 2, gpus: 8}))
 	borrower := submit(t, job{ns: "training", queue: q, name: "borrower", pods: 1, gpus: 8})
@@ -235,7 +259,7 @@ func TestBorrowLimitsHold(t *testing.T) {
 	begin(t)
 	t.Run("reference", func(t *testing.T) {
 		objs := reference(t)
-		useAgreement(t, objs)
+		useAgreement(t, "reference", objs)
 		q := localQueueFor(t, objs, "training")
 		waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "own", pods: 2, gpus: 8}))
 		waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "borrowed", pods: 1, gpus: 8}))
@@ -250,7 +274,7 @@ func TestBorrowLimitsHold(t *testing.T) {
 	})
 	t.Run("borrow-4", func(t *testing.T) {
 		objs := render(t, testdata("limits.toml"))
-		useAgreement(t, objs)
+		useAgreement(t, "reference", objs)
 		q := localQueueFor(t, objs, "training")
 		waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "own", pods: 2, gpus: 8}))
 		waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "borrowed", pods: 1, gpus: 4}))
@@ -269,7 +293,7 @@ func TestLendingLimitsHold(t *testing.T) {
 	begin(t)
 	t.Run("training-lends-at-most-8", func(t *testing.T) {
 		objs := render(t, testdata("limits.toml"))
-		useAgreement(t, objs)
+		useAgreement(t, "reference", objs)
 		q := localQueueFor(t, objs, "research")
 		waitAdmitted(t, submit(t, job{ns: "research", queue: q, name: "own", pods: 1, gpus: 8}))
 		waitAdmitted(t, submit(t, job{ns: "research", queue: q, name: "borrowed", pods: 1, gpus: 8}))
@@ -280,7 +304,7 @@ func TestLendingLimitsHold(t *testing.T) {
 	})
 	t.Run("inference-never-lent", func(t *testing.T) {
 		objs := reference(t)
-		useAgreement(t, objs)
+		useAgreement(t, "reference", objs)
 		waitAdmitted(t, submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "own", pods: 1, gpus: 8}))
 		q := localQueueFor(t, objs, "training")
 		waitAdmitted(t, submit(t, job{ns: "training", queue: q, name: "own", pods: 2, gpus: 8}))
@@ -291,93 +315,124 @@ func TestLendingLimitsHold(t *testing.T) {
 	})
 }
 
-// reclaimSetup has training use its 16 and borrow research's 8, and returns
-// the borrowing Job.
-func reclaimSetup(t *testing.T, objs []*unstructuredObj) (own, borrower *jobRef) {
+// reclaimSetup has training run three 8-GPU Jobs: its guaranteed 16 and 8
+// borrowed from research. Kueue charges borrowing to the ClusterQueue, not
+// to one Workload, so when research reclaims, any one of the three may be
+// the one preempted (Kueue takes the most recently admitted, and admission
+// times have one-second resolution); with equal sizes, whichever it is,
+// training is left with exactly its guarantee.
+func reclaimSetup(t *testing.T, objs []*unstructuredObj) []*jobRef {
 	t.Helper()
 	q := localQueueFor(t, objs, "training")
-	o := submit(t, job{ns: "training", queue: q, name: "own", pods: 2, gpus: 8})
-	waitAdmitted(t, o)
-	b := submit(t, job{ns: "training", queue: q, name: "borrower", pods: 1, gpus: 8})
-	waitAdmitted(t, b)
+	var jobs []*jobRef
+	for _, name := range []string{"first", "second", "third"} {
+		j := submit(t, job{ns: "training", queue: q, name: name, pods: 1, gpus: 8})
+		waitAdmitted(t, j)
+		jobs = append(jobs, j)
+	}
 	waitUsage(t, "training", h100, gpu, usage{total: 24, borrowed: 8})
-	return o, b
+	return jobs
 }
 
-// Check 7: when research needs its lent GPUs back, the borrowing training
-// Workload is preempted with reason InCohortReclamation and research is
-// admitted; training keeps its guaranteed 16.
+// waitReclaimed waits until exactly one of jobs is preempted for
+// reclamation and the others are still admitted, and returns it.
+func waitReclaimed(t *testing.T, jobs []*jobRef) *jobRef {
+	t.Helper()
+	var victim *jobRef
+	waitFor(t, "one training Workload preempted for reclamation", func(ctx context.Context) (bool, string) {
+		victim = nil
+		var states []string
+		preempted, admitted := 0, 0
+		for _, j := range jobs {
+			s := state(t, j)
+			states = append(states, fmt.Sprintf("%s: %+v", j.Name, s))
+			if s.preemptedReason == "InCohortReclamation" {
+				preempted++
+				victim = j
+			} else if s.admitted {
+				admitted++
+			}
+		}
+		return preempted == 1 && admitted == len(jobs)-1, strings.Join(states, "; ")
+	})
+	return victim
+}
+
+// Check 7: when research needs its lent GPUs back, one of training's
+// Workloads is preempted with reason InCohortReclamation and research is
+// admitted; training keeps its guaranteed 16 and borrows nothing.
 func TestReclaimPreemptsBorrower(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
-	own, borrower := reclaimSetup(t, objs)
+	useAgreement(t, "reference", objs)
+	jobs := reclaimSetup(t, objs)
 	owner := submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "owner", pods: 1, gpus: 8})
 	waitAdmitted(t, owner)
-	waitFor(t, "borrower preempted for reclamation", func(ctx context.Context) (bool, string) {
-		s := state(t, borrower)
-		return s.preemptedReason == "InCohortReclamation", fmt.Sprintf("%+v", s)
-	})
-	if s := state(t, own); !s.admitted || s.preemptedReason != "" {
-		t.Errorf("training's guaranteed Job was touched: %+v", s)
-	}
+	victim := waitReclaimed(t, jobs)
+	t.Logf("preempted for reclamation: training/%s", victim.Name)
 	waitUsage(t, "training", h100, gpu, usage{total: 16})
 	waitUsage(t, "research", h100, gpu, usage{total: 8})
 }
 
 // Check 8: with reclaim = "wait", research does not preempt the borrower; it
-// is admitted once the borrower finishes.
+// is admitted once one of training's Jobs finishes.
 func TestReclaimWaitDoesNotPreempt(t *testing.T) {
 	begin(t)
 	objs := render(t, testdata("reclaim-wait.toml"))
 	if got, _, _ := unstructured.NestedString(find(t, objs, "ClusterQueue", "research").Object, "spec", "preemption", "reclaimWithinCohort"); got != "Never" {
 		t.Fatalf("reclaim = \"wait\" renders reclaimWithinCohort %q, want Never", got)
 	}
-	useAgreement(t, objs)
-	own, borrower := reclaimSetup(t, objs)
+	useAgreement(t, "reference", objs)
+	jobs := reclaimSetup(t, objs)
 	owner := submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "owner", pods: 1, gpus: 8})
 	t.Logf("owner pending: %s", waitPending(t, owner))
-	for _, j := range []*jobRef{own, borrower} {
+	for _, j := range jobs {
 		if s := state(t, j); !s.admitted || s.evicted || s.preemptedReason != "" {
 			t.Fatalf("training Job %s was disturbed: %+v", j.Name, s)
 		}
 	}
-	finish(t, borrower)
+	finish(t, jobs[2])
 	waitAdmitted(t, owner)
 	waitUsage(t, "training", h100, gpu, usage{total: 16})
 	waitUsage(t, "research", h100, gpu, usage{total: 8})
 }
 
-// Check 9: the preempted Job is re-queued (same Workload, suspended again)
-// and admitted again when the capacity frees.
+// Check 9: the preempted Job is re-queued (same Workload, Job suspended
+// again) and admitted again when the capacity frees.
 func TestPreemptedJobRequeued(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
-	_, borrower := reclaimSetup(t, objs)
-	before, err := workloadOf(ctxFor(t), borrower)
-	if err != nil || before == nil {
-		t.Fatalf("borrower's Workload: %v", err)
+	useAgreement(t, "reference", objs)
+	jobs := reclaimSetup(t, objs)
+	uids := map[string]string{}
+	for _, j := range jobs {
+		w, err := workloadOf(ctxFor(t), j)
+		if err != nil || w == nil {
+			t.Fatalf("Workload of %s: %v", j.Name, err)
+		}
+		uids[j.Name] = string(w.GetUID())
 	}
 	owner := submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "owner", pods: 1, gpus: 8})
 	waitAdmitted(t, owner)
-	waitFor(t, "borrower evicted, suspended and pending again", func(ctx context.Context) (bool, string) {
-		s := state(t, borrower)
-		j, err := env.cp.Kube.BatchV1().Jobs("training").Get(ctx, borrower.Name, metav1.GetOptions{})
+	victim := waitReclaimed(t, jobs)
+	waitFor(t, victim.Name+" evicted, suspended and pending again", func(ctx context.Context) (bool, string) {
+		s := state(t, victim)
+		j, err := env.cp.Kube.BatchV1().Jobs("training").Get(ctx, victim.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
-		return s.exists && !s.admitted && s.evicted && suspended, fmt.Sprintf("%+v suspended=%v", s, suspended)
+		return s.exists && !s.admitted && s.evicted && suspended && j.Status.Active == 0,
+			fmt.Sprintf("%+v suspended=%v active=%d", s, suspended, j.Status.Active)
 	})
 	finish(t, owner)
-	waitAdmitted(t, borrower)
-	after, err := workloadOf(ctxFor(t), borrower)
+	waitAdmitted(t, victim)
+	after, err := workloadOf(ctxFor(t), victim)
 	if err != nil || after == nil {
-		t.Fatalf("borrower's Workload after re-admission: %v", err)
+		t.Fatalf("Workload of %s after re-admission: %v", victim.Name, err)
 	}
-	if after.GetUID() != before.GetUID() {
-		t.Errorf("borrower's Workload was recreated (%s -> %s), not re-queued", before.GetUID(), after.GetUID())
+	if string(after.GetUID()) != uids[victim.Name] {
+		t.Errorf("%s's Workload was recreated (%s -> %s), not re-queued", victim.Name, uids[victim.Name], after.GetUID())
 	}
 	waitUsage(t, "training", h100, gpu, usage{total: 24, borrowed: 8})
 }
@@ -388,7 +443,7 @@ func TestPreemptedJobRequeued(t *testing.T) {
 func TestPriorityWithinTeam(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	waitAdmitted(t, submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "own", pods: 1, gpus: 8, priority: "standard"}))
 	q := localQueueFor(t, objs, "training")
 	low := submit(t, job{ns: "training", queue: q, name: "standard", pods: 2, gpus: 8, priority: "standard"})
@@ -420,7 +475,7 @@ func TestPriorityWithinTeam(t *testing.T) {
 func TestAllOrNothing(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	research := submit(t, job{ns: "research", queue: localQueueFor(t, objs, "research"), name: "own", pods: 1, gpus: 8})
 	waitAdmitted(t, research)
 	gang := submit(t, job{ns: "training", queue: localQueueFor(t, objs, "training"), name: "gang", pods: 3, gpus: 8})
@@ -447,7 +502,7 @@ func TestAllOrNothing(t *testing.T) {
 func TestIsolationBetweenTeams(t *testing.T) {
 	begin(t)
 	objs := reference(t)
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	ctx := ctxFor(t)
 	lq := &unstructuredObj{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -477,7 +532,7 @@ func TestIsolationBetweenTeams(t *testing.T) {
 func TestAgreementChangeAppliesLive(t *testing.T) {
 	begin(t)
 	before := reference(t)
-	useAgreement(t, before)
+	useAgreement(t, "reference", before)
 	ctx := ctxFor(t)
 	snapshot := func() map[string]map[string]any {
 		out := map[string]map[string]any{}
@@ -539,7 +594,7 @@ func TestVirtualMachineQuota(t *testing.T) {
 	if len(quotas) != 1 || quotas[0].GetNamespace() != "training" {
 		t.Fatalf("want one ResourceQuota in namespace training, got %d", len(quotas))
 	}
-	useAgreement(t, objs)
+	useAgreement(t, "reference", objs)
 	ctx := ctxFor(t)
 	rq := quotas[0].GetName()
 	waitFor(t, "quota controller has counted VirtualMachines", func(ctx context.Context) (bool, string) {
@@ -589,7 +644,7 @@ func TestVirtualMachineQuota(t *testing.T) {
 func TestMultiFlavorMIG(t *testing.T) {
 	begin(t)
 	objs := render(t, filepath.Join("examples", "multi-flavor", "tenancy.toml"))
-	useAgreement(t, objs)
+	useAgreement(t, "multi-flavor", objs)
 	var migFlavor, migResource string
 	for _, rf := range byKind(objs, "ResourceFlavor") {
 		if strings.Contains(rf.GetName(), "mig") {
@@ -641,7 +696,7 @@ func TestTopologyApplies(t *testing.T) {
 	if len(topologies) != 1 {
 		t.Fatalf("want one Topology, got %d", len(topologies))
 	}
-	useAgreement(t, objs)
+	useAgreement(t, "topology", objs)
 	ctx := ctxFor(t)
 	topo := topologies[0]
 	live, err := env.cp.Dynamic.Resource(kueueRes("topologies")).Get(ctx, topo.GetName(), metav1.GetOptions{})

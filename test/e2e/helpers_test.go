@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -133,36 +134,72 @@ func localQueueFor(t *testing.T, objs []*unstructuredObj, ns string) string {
 	return ""
 }
 
-// useAgreement makes objs the cluster's agreement: it deletes every Job and
-// Workload, deletes tenancy-managed Kueue objects and ResourceQuotas that
-// objs does not contain (namespaces stay), applies objs server-side and
-// waits until Kueue reports every ClusterQueue active.
-func useAgreement(t *testing.T, objs []*unstructuredObj) {
+// currentFamily is the agreement the cluster holds: the reference and its
+// variants in testdata are one family (a change of the agreement, applied
+// over it); each other example is a cluster of its own.
+var currentFamily string
+
+// useAgreement makes objs the cluster's agreement. It deletes every Job and
+// Workload. Within the family already applied it applies objs server-side
+// and then deletes the tenancy-managed Kueue objects and ResourceQuotas that
+// objs no longer contains, as a change of the agreement would. Moving to
+// another family it first deletes all of those, as a fresh cluster would
+// have none (Kueue forbids some flavor changes in place, such as removing a
+// topology). Namespaces stay. Finally it waits until Kueue reports every
+// ClusterQueue active.
+func useAgreement(t *testing.T, family string, objs []*unstructuredObj) {
 	t.Helper()
 	ctx := ctxFor(t)
 	clearWorkloads(t)
+	if family != currentFamily {
+		currentFamily = ""
+		prune(t, nil)
+	}
+	// Apply first: the new ClusterQueues stop referring to flavors that are
+	// about to go, and Kueue keeps a flavor while a ClusterQueue uses it.
+	if _, err := env.cp.Applier.Apply(ctx, objs, false); err != nil {
+		t.Fatalf("apply agreement: %v", err)
+	}
+	currentFamily = family
+	prune(t, objs)
+	waitActive(t, objs)
+}
 
+// prune deletes the tenancy-managed Kueue objects and ResourceQuotas that
+// are not in keep, and waits until they are gone.
+func prune(t *testing.T, keep []*unstructuredObj) {
+	t.Helper()
+	ctx := ctxFor(t)
+	objs := keep
 	want := map[string]bool{}
 	for _, o := range objs {
 		want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
 	}
 	dyn := env.cp.Dynamic
-	var pruned []string
+	var doomed []unstructuredObj
+	var doomedRes []schema.GroupVersionResource
 	for _, gvr := range pruneKinds {
 		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: managedBy})
 		if err != nil {
 			t.Fatalf("list %s: %v", gvr.Resource, err)
 		}
 		for _, o := range list.Items {
-			if want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
-				continue
+			if !want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
+				doomed = append(doomed, o)
+				doomedRes = append(doomedRes, gvr)
 			}
-			err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("prune %s: %v", controlplane.Describe(&o), err)
-			}
-			pruned = append(pruned, controlplane.Describe(&o))
 		}
+	}
+	errs := make([]error, len(doomed))
+	controlplane.Parallel(len(doomed), func(i int) {
+		o := doomed[i]
+		err := dyn.Resource(doomedRes[i]).Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs[i] = fmt.Errorf("prune %s: %w", controlplane.Describe(&o), err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	for _, gvr := range pruneKinds {
 		waitFor(t, "pruned "+gvr.Resource+" gone", func(ctx context.Context) (bool, string) {
@@ -179,12 +216,16 @@ func useAgreement(t *testing.T, objs []*unstructuredObj) {
 			return len(left) == 0, fmt.Sprintf("still there: %v", left)
 		})
 	}
-	if len(pruned) > 0 {
-		t.Logf("pruned from the previous agreement: %s", strings.Join(pruned, ", "))
+	if len(doomed) > 0 {
+		t.Logf("pruned %d objects of the previous agreement", len(doomed))
 	}
-	if _, err := env.cp.Applier.Apply(ctx, objs, false); err != nil {
-		t.Fatalf("apply agreement: %v", err)
-	}
+}
+
+// waitActive waits until Kueue reports every ClusterQueue in objs active for
+// its current generation.
+func waitActive(t *testing.T, objs []*unstructuredObj) {
+	t.Helper()
+	dyn := env.cp.Dynamic
 	for _, cq := range byKind(objs, "ClusterQueue") {
 		name := cq.GetName()
 		waitFor(t, "ClusterQueue "+name+" active", func(ctx context.Context) (bool, string) {
@@ -222,24 +263,28 @@ func conditionSummary(o *unstructuredObj) string {
 	return strings.Join(parts, "; ")
 }
 
-// clearWorkloads deletes every Job and Workload outside the system
-// namespaces and waits until no Workload is left, so quota is free.
+// clearWorkloads deletes every Job and Workload and waits until no Workload is left, so quota is free.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
 	ctx := ctxFor(t)
-	nss, err := env.cp.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	jobs, err := env.cp.Kube.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		t.Fatalf("list namespaces: %v", err)
+		t.Fatalf("list jobs: %v", err)
 	}
-	for _, ns := range nss.Items {
-		if strings.HasPrefix(ns.Name, "kube-") || ns.Name == "kueue-system" {
-			continue
+	for _, j := range jobs.Items {
+		err := env.cp.Kube.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, deleteInBkg)
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("delete job %s/%s: %v", j.Namespace, j.Name, err)
 		}
-		if err := env.cp.Kube.BatchV1().Jobs(ns.Name).DeleteCollection(ctx, deleteInBkg, metav1.ListOptions{}); err != nil {
-			t.Fatalf("delete jobs in %s: %v", ns.Name, err)
-		}
-		if err := env.cp.Dynamic.Resource(wlGVR).Namespace(ns.Name).DeleteCollection(ctx, deleteInBkg, metav1.ListOptions{}); err != nil {
-			t.Fatalf("delete workloads in %s: %v", ns.Name, err)
+	}
+	wls, err := env.cp.Dynamic.Resource(wlGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list workloads: %v", err)
+	}
+	for _, w := range wls.Items {
+		err := env.cp.Dynamic.Resource(wlGVR).Namespace(w.GetNamespace()).Delete(ctx, w.GetName(), deleteInBkg)
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("delete workload %s/%s: %v", w.GetNamespace(), w.GetName(), err)
 		}
 	}
 	waitFor(t, "no Workloads left", func(ctx context.Context) (bool, string) {

@@ -95,7 +95,7 @@ func setUp(ctx context.Context, dir string) error {
 		return err
 	}
 	env.repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
-	cache, err := cacheDir()
+	cache, err := binaries.DefaultCacheDir()
 	if err != nil {
 		return err
 	}
@@ -128,18 +128,6 @@ func setUp(ctx context.Context, dir string) error {
 	}
 	env.cp = cp
 	return nil
-}
-
-// cacheDir is $TENANCY_E2E_CACHE, else $TENANCY_CACHE/e2e (the Makefile's
-// cache for third-party binaries), else the user cache directory.
-func cacheDir() (string, error) {
-	if d := os.Getenv("TENANCY_E2E_CACHE"); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("TENANCY_CACHE"); d != "" {
-		return filepath.Join(d, "e2e"), nil
-	}
-	return binaries.DefaultCacheDir()
 }
 
 func versions(s *binaries.Set) string {

@@ -64,16 +64,21 @@ type Set struct {
 	Built []string
 }
 
-// DefaultCacheDir returns $TENANCY_E2E_CACHE, or ~/.cache/tenancy-e2e.
+// DefaultCacheDir returns $TENANCY_E2E_CACHE, else $TENANCY_CACHE/e2e (the
+// Makefile's cache for third-party binaries), else <user cache>/tenancy/e2e,
+// which is where the Makefile's default puts it too.
 func DefaultCacheDir() (string, error) {
 	if d := os.Getenv("TENANCY_E2E_CACHE"); d != "" {
 		return d, nil
+	}
+	if d := os.Getenv("TENANCY_CACHE"); d != "" {
+		return filepath.Join(d, "e2e"), nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("find cache directory: %w", err)
 	}
-	return filepath.Join(base, "tenancy-e2e"), nil
+	return filepath.Join(base, "tenancy", "e2e"), nil
 }
 
 // Ensure returns every component's binary, building those whose cached copy

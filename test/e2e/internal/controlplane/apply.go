@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,33 +73,62 @@ func (a *Applier) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInte
 	return a.dyn.Resource(m.Resource), nil
 }
 
-// Apply server-side applies objs (forcing ownership), namespaces and CRDs
-// first, and returns what the server answered for each, in the order
-// applied. With dryRun nothing is persisted. Every object is tried; the
-// error joins all failures.
+// Apply server-side applies objs (forcing ownership) and returns what the
+// server answered for each, aligned with objs (nil where it failed).
+// Namespaces and CRDs go first; within each of those steps objects are
+// applied by a few workers at once. With dryRun nothing is persisted. Every
+// object is tried; the error joins all failures.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, dryRun bool) ([]*unstructured.Unstructured, error) {
-	ordered := append([]*unstructured.Unstructured(nil), objs...)
-	sort.SliceStable(ordered, func(i, j int) bool { return applyRank(ordered[i]) < applyRank(ordered[j]) })
 	opts := metav1.ApplyOptions{FieldManager: a.manager, Force: true}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	var out []*unstructured.Unstructured
-	var errs []error
-	for _, o := range ordered {
-		res, err := a.Resource(o)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	out := make([]*unstructured.Unstructured, len(objs))
+	errs := make([]error, len(objs))
+	for rank := 0; rank <= 2; rank++ {
+		var idx []int
+		for i, o := range objs {
+			if applyRank(o) == rank {
+				idx = append(idx, i)
+			}
 		}
-		got, err := res.Apply(ctx, o.GetName(), o, opts)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("apply %s: %w", Describe(o), err))
-			continue
-		}
-		out = append(out, got)
+		Parallel(len(idx), func(k int) {
+			i := idx[k]
+			res, err := a.Resource(objs[i])
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			got, err := res.Apply(ctx, objs[i].GetName(), objs[i], opts)
+			if err != nil {
+				errs[i] = fmt.Errorf("apply %s: %w", Describe(objs[i]), err)
+				return
+			}
+			out[i] = got
+		})
 	}
 	return out, errors.Join(errs...)
+}
+
+// Parallel calls fn(0) .. fn(n-1) on a few goroutines and waits for all.
+func Parallel(n int, fn func(i int)) {
+	const workers = 8
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // applyRank puts namespaces and CRDs before everything that may live in or

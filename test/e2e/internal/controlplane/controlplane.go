@@ -162,8 +162,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			CertData: pk.adminCertPEM,
 			KeyData:  pk.adminKeyPEM,
 		},
-		QPS:   200,
-		Burst: 400,
+		// No client-side throttling: the checks poll, and a throttled poll
+		// only hides what the server answers.
+		QPS: -1,
 	}
 	apiTLS, err := tlsConfig(pk)
 	if err != nil {
