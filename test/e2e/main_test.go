@@ -83,7 +83,11 @@ func run(m *testing.M) int {
 	}
 
 	code = m.Run()
-	printReport(time.Since(began))
+	var mem map[string]int
+	if env.cp != nil {
+		mem = env.cp.MemoryMiB()
+	}
+	printReport(time.Since(began), mem)
 	return code
 }
 
@@ -182,7 +186,7 @@ func begin(t *testing.T) {
 	}
 }
 
-func printReport(total time.Duration) {
+func printReport(total time.Duration, mem map[string]int) {
 	reportMu.Lock()
 	defer reportMu.Unlock()
 	if len(report) == 0 {
@@ -198,5 +202,16 @@ func printReport(total time.Duration) {
 		counts[r.result]++
 		fmt.Printf("  %-4s  %-48s %8s\n", r.result, r.name, r.duration.Round(10*time.Millisecond))
 	}
-	fmt.Printf("  total %s: %d passed, %d failed, %d skipped\n", total.Round(time.Second), counts["PASS"], counts["FAIL"], counts["SKIP"])
+	if len(mem) > 0 {
+		var parts []string
+		sum := 0
+		for name, mib := range mem {
+			parts = append(parts, fmt.Sprintf("%s %d", name, mib))
+			sum += mib
+		}
+		sort.Strings(parts)
+		fmt.Printf("  control plane memory at the end: %d MiB (%s)\n", sum, strings.Join(parts, ", "))
+	}
+	fmt.Printf("  whole run including start-up: %s\n", total.Round(time.Second))
+	fmt.Printf("e2e: %d passed, %d failed, %d skipped\n", counts["PASS"], counts["FAIL"], counts["SKIP"])
 }

@@ -165,6 +165,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		// No client-side throttling: the checks poll, and a throttled poll
 		// only hides what the server answers.
 		QPS: -1,
+		// Deprecation warnings for the v1beta1 checks are expected noise.
+		WarningHandler: rest.NoWarnings{},
 	}
 	apiTLS, err := tlsConfig(pk)
 	if err != nil {
@@ -303,6 +305,28 @@ func (cp *ControlPlane) Exited() []string {
 	for _, p := range cp.procs {
 		if done, err := p.exited(); done {
 			out = append(out, fmt.Sprintf("%s (%v)", p.name, err))
+		}
+	}
+	return out
+}
+
+// MemoryMiB returns the resident memory of each running component, in MiB,
+// read from /proc.
+func (cp *ControlPlane) MemoryMiB() map[string]int {
+	out := map[string]int{}
+	for _, p := range cp.procs {
+		if done, _ := p.exited(); done {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			var kb int
+			if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+				out[p.name] = kb / 1024
+			}
 		}
 	}
 	return out
