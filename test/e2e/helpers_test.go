@@ -54,7 +54,6 @@ var (
 	wlGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 	vmGVR       = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
 	pruneKinds  = []schema.GroupVersionResource{cqGVR, lqGVR, kueueRes("cohorts"), kueueRes("resourceflavors"), kueueRes("workloadpriorityclasses"), kueueRes("topologies"), {Version: "v1", Resource: "resourcequotas"}}
-	crdGVR      = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	deleteInBkg = metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 )
 
@@ -506,7 +505,11 @@ func waitPending(t *testing.T, j *batchv1.Job) string {
 			return false, err.Error()
 		}
 		s = stateOf(w)
-		return s.exists && !s.admitted && s.pendingMessage != "", fmt.Sprintf("%+v", s)
+		if s.admitted {
+			// The poll runs on the test's goroutine, so failing here is safe.
+			t.Fatalf("%s/%s admitted; it must stay pending: %+v\n%s", j.Namespace, j.Name, s, clusterState(ctx))
+		}
+		return s.exists && s.pendingMessage != "", fmt.Sprintf("%+v", s)
 	})
 	never(t, j.Namespace+"/"+j.Name+" admitted", func(ctx context.Context) (bool, string) {
 		w, err := workloadOf(ctx, j)

@@ -176,6 +176,7 @@ func begin(t *testing.T) {
 			if gone := env.cp.Exited(); len(gone) > 0 {
 				t.Logf("components that exited: %v", gone)
 			}
+			t.Logf("end of the component logs:%s", env.cp.LogTails(1500))
 		}
 		reportMu.Lock()
 		report = append(report, record{t.Name(), result, time.Since(start)})

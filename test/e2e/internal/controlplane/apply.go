@@ -47,9 +47,6 @@ func NewApplier(cfg *rest.Config, fieldManager string) (*Applier, error) {
 	}, nil
 }
 
-// FieldManager is the manager name the Applier applies as.
-func (a *Applier) FieldManager() string { return a.manager }
-
 // Resource returns the dynamic client for obj's kind, in its namespace when
 // the kind is namespaced. Discovery is refreshed once when the kind is
 // unknown, so CRDs installed a moment ago are found.
