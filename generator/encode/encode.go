@@ -74,6 +74,9 @@ func Encode(objs []render.Object) ([]Object, []byte, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode %s %s: %w", o.Kind, o.Name, err)
 		}
+		if o.Adjust != nil {
+			o.Adjust(fields)
+		}
 		scratch.Reset()
 		writeMap(&scratch, fields, 0)
 		yaml := bytes.Clone(scratch.Bytes())

@@ -15,6 +15,9 @@ type Object struct {
 	// struct (so field names cannot drift) or a map for APIs whose Go module
 	// is not available.
 	Body any
+	// Adjust, when set, edits the encoded fields: for what a Go type's
+	// omitempty cannot say, such as an empty map the API server must see.
+	Adjust func(fields map[string]any)
 }
 
 // Labels tenancy puts on every object, so operators can find and select

@@ -121,7 +121,19 @@ func flavor(p *plan.Agreement, f plan.Flavor) render.Object {
 		name := kueue.TopologyReference(p.Topology.Name)
 		rf.Spec.TopologyName = &name
 	}
-	return object(rf, "ResourceFlavor", "", f.Name)
+	o := object(rf, "ResourceFlavor", "", f.Name)
+	if len(f.NodeLabels) == 0 {
+		// An empty spec is refused by a server-side apply over a flavor
+		// that had node labels (spec becomes null), which is what dropping
+		// node_labels from an agreement does. An explicit empty map keeps
+		// spec an object; the API server stores and returns it as it is.
+		o.Adjust = func(fields map[string]any) {
+			if spec, ok := fields["spec"].(map[string]any); ok {
+				spec["nodeLabels"] = map[string]any{}
+			}
+		}
+	}
+	return o
 }
 
 func cohort(p *plan.Agreement) render.Object {
