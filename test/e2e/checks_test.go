@@ -719,6 +719,36 @@ func TestTopologyApplies(t *testing.T) {
 	}
 }
 
+// An edit that drops a flavor's node labels applies like any other change.
+// The first render of a flavor without labels, spec: {}, was refused by a
+// server-side apply over a flavor that had them (spec became null).
+func TestNodeLabelsDropped(t *testing.T) {
+	begin(t)
+	ref, err := os.ReadFile(filepath.Join(env.repoRoot, "tenancy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := strings.Replace(string(ref), "capacity = 32\n",
+		"capacity = 32\nnode_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }\n", 1)
+	if labelled == string(ref) {
+		t.Fatal("the reference agreement no longer has capacity = 32 for its flavor; update this test")
+	}
+	path := filepath.Join(t.TempDir(), "tenancy.toml")
+	if err := os.WriteFile(path, []byte(labelled), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	useAgreement(t, "reference", render(t, path))
+	useAgreement(t, "reference", reference(t))
+	ctx := ctxFor(t)
+	live, err := env.cp.Dynamic.Resource(kueueRes("resourceflavors")).Get(ctx, h100, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if labels, _, _ := unstructured.NestedStringMap(live.Object, "spec", "nodeLabels"); len(labels) != 0 {
+		t.Errorf("ResourceFlavor %s still has node labels %v after they were dropped from the agreement", h100, labels)
+	}
+}
+
 // Check 17: with the KAI Scheduler CRDs from ../shared/crds/kai installed,
 // the KAI render of every example is accepted by the API server
 // (namespaces applied, everything else server-side dry-run).
