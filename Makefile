@@ -41,7 +41,7 @@ test-argocd:
 	cd test/argocd/v3 && $(GO) test -count=1 ./...
 
 e2e:
-	cd test/e2e && $(GO) test -v -count=1 -timeout 45m .
+	cd test/e2e && $(GO) test -v -count=1 -timeout 75m .
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/
