@@ -9,7 +9,11 @@ func runCheck(e *env, args []string) int {
 Validate the agreement in FILE (default ./tenancy.toml) without rendering it.
 Every problem is reported at once on stderr as file:line:col: field: message.
 Exit status 0 when the agreement is valid (warnings may still be printed),
-1 when it is not.`)
+1 when it is not, 2 on a usage error.
+
+Examples:
+  tenancy check                      # ./tenancy.toml
+  tenancy check clusters/prod/tenancy.toml`)
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code

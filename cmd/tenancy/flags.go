@@ -18,12 +18,32 @@ func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		w := e.stderr
-		fmt.Fprintf(w, "Usage:\n  tenancy %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fmt.Fprintf(w, "Usage:\n  tenancy %s\n\n%s\n", synopsis, strings.TrimSpace(description))
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// printFlags lists the flags the way kubectl does, with two dashes, which is
+// how the README and the help texts write them (Go's PrintDefaults uses one).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprint(w, "\nFlags:\n")
+			first = false
+		}
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n      %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // parseInterspersed parses flags wherever they appear among the positional

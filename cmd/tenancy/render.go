@@ -18,7 +18,13 @@ byte-identical on every run: objects in a stable order, keys sorted, quantities
 canonical and server defaults written out, so Argo CD never sees phantom drift.
 
 Warnings (for example what KAI cannot express exactly) go to stderr. On any
-error the exit status is 1 and nothing is written to stdout.`)
+error the exit status is 1 and nothing is written to stdout; usage errors
+exit 2.
+
+Examples:
+  tenancy render                                   # ./tenancy.toml, Kueue v1beta2
+  tenancy render --backend kai clusters/prod/tenancy.toml
+  tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -`)
 	var bf backendFlags
 	bf.register(fs)
 	positional, code, ok := parseArgs(e, fs, args)
