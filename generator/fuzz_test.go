@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 )
 
 // fuzzOptions are the renderings every fuzzed agreement goes through.
@@ -42,42 +40,13 @@ var fuzzSnippets = []string{
 	"version = 1\nname = \"p\"\n[topology]\nlevels = [\"r\", \"kubernetes.io/hostname\"]\n[flavors.m]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 7\nnode_labels = { \"n/m\" = \"\" }\ntolerations = [{ key = \"k\", operator = \"Equal\", value = \"v\", effect = \"PreferNoSchedule\" }, { operator = \"Exists\" }]\n[flavors.g]\ncapacity = 1\nnode_labels = { g = \"1\" }\n[priorities]\nmax = 2147483647\nmin = -2147483648\n[teams.a.flavors.m]\nguaranteed = 7\nlendable = 3\nborrow = 0\n[teams.b.flavors.g]\nguaranteed = 1\nborrow = 7\n[teams.c]\n",
 }
 
-// fuzzSeedFiles returns the reference agreement and every tenancy.toml
-// under examples/.
-func fuzzSeedFiles(f *testing.F) [][]byte {
-	paths := []string{"../tenancy.toml"}
-	err := filepath.WalkDir("../examples", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && d.Name() == "tenancy.toml" {
-			paths = append(paths, path)
-		}
-		return nil
-	})
-	if err != nil {
-		f.Fatal(err)
-	}
-	var out [][]byte
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, data)
-	}
-	if len(out) < 4 {
-		f.Fatalf("found %d seed agreements, want the reference one and the examples", len(out))
-	}
-	return out
-}
-
 // FuzzRender feeds arbitrary bytes through parse, validate and render for
 // both backends and both Kueue APIs. It must never panic; an error must come
 // with no result (the wrappers print nothing then); a success must be
 // complete, consistent and byte-stable.
 func FuzzRender(f *testing.F) {
-	for _, data := range fuzzSeedFiles(f) {
+	for _, src := range examples.Sources(f) {
+		data := src.Data
 		f.Add(data)
 	}
 	for _, s := range fuzzSnippets {

@@ -2,7 +2,6 @@ package kai_test
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/encode"
 	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
+	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
@@ -330,59 +330,11 @@ func TestErrors(t *testing.T) {
 
 // --- Every agreement in the repository, through the whole pipeline. ---
 
-// repoRoot walks up from the test's directory to the module root.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-func agreements(t *testing.T) map[string]generator.Source {
-	t.Helper()
-	root := repoRoot(t)
-	out := map[string]generator.Source{}
-	add := func(path string) {
-		rel, _ := filepath.Rel(root, path)
-		src, err := generator.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Path = filepath.ToSlash(rel)
-		out[src.Path] = src
-	}
-	add(filepath.Join(root, "tenancy.toml"))
-	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == "tenancy.toml" {
-			add(path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out) < 4 {
-		t.Fatalf("found %d agreements, want at least the reference and three examples", len(out))
-	}
-	return out
-}
-
 // queueCRD loads KAI's Queue CRD from ../shared/crds/kai/ beside the
 // repository (KAI's Go module is not reachable here), or skips.
 func queueCRD(t *testing.T) *crdschema.CRD {
 	t.Helper()
-	path := filepath.Join(repoRoot(t), "..", "shared", "crds", "kai", "scheduling.run.ai_queues.yaml")
+	path := filepath.Join(examples.Root(t), "..", "shared", "crds", "kai", "scheduling.run.ai_queues.yaml")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("KAI's Queue CRD is not at %s (the CRDs live beside the repository, in ../shared/crds/kai/): %v", path, err)
 	}
@@ -420,7 +372,7 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // into the core API's Go types and validating their metadata.
 func TestConformsToKAI(t *testing.T) {
 	crd := queueCRD(t)
-	for path, src := range agreements(t) {
+	for path, src := range examples.Sources(t) {
 		t.Run(path, func(t *testing.T) {
 			res, err := generator.Render(src, generator.Options{Backend: generator.KAI})
 			if err != nil {
@@ -493,7 +445,7 @@ func TestConformsToKAI(t *testing.T) {
 // limit equals its quota; the shared subtree's limit is the capacity minus
 // the reserved guarantees; children's quotas add up to their parent's.
 func TestQueueTreeOfEveryAgreement(t *testing.T) {
-	for path, src := range agreements(t) {
+	for path, src := range examples.Sources(t) {
 		t.Run(path, func(t *testing.T) {
 			res, err := generator.Render(src, generator.Options{Backend: generator.KAI})
 			if err != nil {

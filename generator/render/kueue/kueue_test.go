@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
+	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
@@ -305,56 +304,6 @@ func TestDefaultsWrittenOut(t *testing.T) {
 
 // --- Every agreement in the repository, through the whole pipeline. ---
 
-// repoRoot walks up from the test's directory to the module root.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// agreements returns every tenancy.toml of the repository: the reference
-// agreement and the examples.
-func agreements(t *testing.T) map[string]generator.Source {
-	t.Helper()
-	root := repoRoot(t)
-	out := map[string]generator.Source{}
-	add := func(path string) {
-		rel, _ := filepath.Rel(root, path)
-		src, err := generator.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Path = filepath.ToSlash(rel)
-		out[src.Path] = src
-	}
-	add(filepath.Join(root, "tenancy.toml"))
-	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == "tenancy.toml" {
-			add(path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out) < 4 {
-		t.Fatalf("found %d agreements, want at least the reference and three examples", len(out))
-	}
-	return out
-}
-
 // kueueCRDs loads Kueue v0.17.0's CRDs from the module cache, by kind.
 func kueueCRDs(t *testing.T) map[string]*crdschema.CRD {
 	t.Helper()
@@ -434,7 +383,7 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // webhook would.
 func TestConformsToKueue(t *testing.T) {
 	crds := kueueCRDs(t)
-	for path, src := range agreements(t) {
+	for path, src := range examples.Sources(t) {
 		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
 			t.Run(path+"/"+api, func(t *testing.T) {
 				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
@@ -599,7 +548,7 @@ func conformV1beta1(t *testing.T, o generator.Object) {
 // no status or timestamps, canonical quantities, and the cohort field of
 // each API version.
 func TestEncodedObjects(t *testing.T) {
-	for path, src := range agreements(t) {
+	for path, src := range examples.Sources(t) {
 		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
 			t.Run(path+"/"+api, func(t *testing.T) {
 				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
@@ -694,7 +643,7 @@ func walk(v any, path string, fn func(string, any)) {
 // TestV1beta1SaysTheSame converts each v1beta1 object back to v1beta2 with
 // Kueue's conversion functions and compares it with the v1beta2 rendering.
 func TestV1beta1SaysTheSame(t *testing.T) {
-	for path, src := range agreements(t) {
+	for path, src := range examples.Sources(t) {
 		t.Run(path, func(t *testing.T) {
 			v2, err := generator.Render(src, generator.Options{KueueAPI: generator.KueueV1beta2})
 			if err != nil {
@@ -828,7 +777,7 @@ func TestLimitsOfTheCRDs(t *testing.T) {
 // can fail: a field Kueue's types lack, as a typo in the renderer would
 // produce, must not decode.
 func TestStrictDecodingCatchesUnknownFields(t *testing.T) {
-	res, err := generator.Render(agreements(t)["tenancy.toml"], generator.Options{})
+	res, err := generator.Render(examples.Sources(t)["tenancy.toml"], generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
