@@ -1,7 +1,10 @@
 package synthetic_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -28,5 +31,17 @@ func TestAgreementIsValidAndUnderTheCap(t *testing.T) {
 				t.Errorf("%d teams in the plan, want %d", len(p.Teams), teams)
 			}
 		})
+	}
+}
+
+// examples/large is committed (the golden tests render it); it must be what
+// its generator writes, so nobody edits one and not the other.
+func TestLargeExampleIsGenerated(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join("..", "..", "examples", "large", "tenancy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, synthetic.Large(synthetic.LargeTeams)) {
+		t.Error("examples/large/tenancy.toml differs from synthetic.Large: run `cd examples && go run large/generate.go`")
 	}
 }
