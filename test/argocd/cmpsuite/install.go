@@ -1,4 +1,4 @@
-package argocd_test
+package cmpsuite
 
 import (
 	"os"
@@ -11,19 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// argoModule is the Argo CD module this test module builds against; its
-// manifests/install.yaml is the release's install manifest.
-const argoModule = "github.com/argoproj/argo-cd/v3"
-
-// TestInstallComponent builds Argo CD's own install manifest with the
+// testInstallComponent builds Argo CD's own install manifest with the
 // argocd/install Component, as docs/argocd.md tells users to, and checks the
 // sidecar lands in this release's argocd-repo-server beside its volumes.
-func TestInstallComponent(t *testing.T) {
+func (s *suite) testInstallComponent(t *testing.T) {
+	argoModule := s.argo.Module()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", argoModule).Output()
 	if err != nil {
 		t.Fatalf("go list -m %s: %v", argoModule, err)
@@ -33,7 +29,7 @@ func TestInstallComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	component, err := filepath.Rel(dir, filepath.Join(repoRoot, "argocd", "install"))
+	component, err := filepath.Rel(dir, filepath.Join(s.repoRoot, "argocd", "install"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,18 +43,15 @@ func TestInstallComponent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	resources, err := s.argo.Kustomize(dir)
 	if err != nil {
 		t.Fatalf("kustomize build: %v", err)
 	}
 
 	var repoServer *appsv1.Deployment
 	var pluginCM *corev1.ConfigMap
-	for _, r := range resources.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range resources {
+		r := &unstructured.Unstructured{Object: m}
 		switch {
 		case r.GetKind() == "Deployment" && r.GetName() == "argocd-repo-server":
 			repoServer = &appsv1.Deployment{}
@@ -76,7 +69,7 @@ func TestInstallComponent(t *testing.T) {
 		t.Fatalf("build lacks the repo-server Deployment (%v) or the plugin ConfigMap (%v)", repoServer != nil, pluginCM != nil)
 	}
 
-	plugin, err := os.ReadFile(filepath.Join(repoRoot, "argocd", "plugin.yaml"))
+	plugin, err := os.ReadFile(filepath.Join(s.repoRoot, "argocd", "plugin.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
