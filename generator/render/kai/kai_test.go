@@ -21,32 +21,11 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/encode"
 	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
+	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 )
-
-// Builders, so cases read like the agreements they stand for.
-
-func h100(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity}
-}
-
-func a100(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "a100", Resource: "nvidia.com/gpu", Capacity: capacity}
-}
-
-func mig(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity}
-}
-
-func quota(flavor string, guaranteed, lendable, borrow int64) plan.Quota {
-	return plan.Quota{Flavor: flavor, Guaranteed: guaranteed, Lendable: lendable, Borrow: borrow}
-}
-
-func team(name string, quotas ...plan.Quota) plan.Team {
-	return plan.Team{Name: name, Namespaces: []string{name}, Reclaim: plan.ReclaimPreempt, Weight: 1, Quotas: quotas}
-}
 
 func waiting(t plan.Team) plan.Team {
 	t.Reclaim = plan.ReclaimWait
@@ -124,10 +103,10 @@ func TestQueueTree(t *testing.T) {
 		want map[string]queue
 	}{
 		"reference agreement: inference is never lent": {
-			plan: agreement([]plan.Flavor{h100(32)},
-				team("training", quota("h100", 16, 8, 8)),
-				team("research", quota("h100", 8, 8, 8)),
-				team("inference", quota("h100", 8, 0, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(32)},
+				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
+				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
+				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
 			want: map[string]queue{
 				"gpu-pool": {Quota: 32, Limit: 32, Weight: 1},
 				// Everything but inference's 8 guaranteed GPUs.
@@ -141,9 +120,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"everyone lends: no reserved subtree, the shared one may use the whole pool": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("a", quota("h100", 8, 8, 8)),
-				team("b", quota("h100", 4, 2, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("a", plantest.Quota("h100", 8, 8, 8)),
+				plantest.Team("b", plantest.Quota("h100", 4, 2, 0))),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 12, Limit: 16, Weight: 1},
 				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 12, Limit: 16, Weight: 1},
@@ -152,9 +131,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"nobody lends: no shared subtree": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("a", quota("h100", 8, 0, 0)),
-				team("b", quota("h100", 8, 0, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("a", plantest.Quota("h100", 8, 0, 0)),
+				plantest.Team("b", plantest.Quota("h100", 8, 0, 0))),
 			want: map[string]queue{
 				"gpu-pool":          {Quota: 16, Limit: 16, Weight: 1},
 				"gpu-pool-reserved": {Parent: "gpu-pool", Quota: 16, Limit: 16},
@@ -163,9 +142,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a pure borrower: quota 0, limit what it may borrow": {
-			plan: agreement([]plan.Flavor{h100(8)},
-				team("owner", quota("h100", 8, 8, 0)),
-				team("guest", quota("h100", 0, 0, 4))),
+			plan: agreement([]plan.Flavor{plantest.H100(8)},
+				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 8, Limit: 8, Weight: 1},
 				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 8, Limit: 8, Weight: 1},
@@ -174,9 +153,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a team with really no GPUs has limit 0, KAI's hard zero": {
-			plan: agreement([]plan.Flavor{h100(8)},
-				team("owner", quota("h100", 8, 8, 0)),
-				team("nobody", quota("h100", 0, 0, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(8)},
+				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("nobody", plantest.Quota("h100", 0, 0, 0))),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 8, Limit: 8, Weight: 1},
 				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 8, Limit: 8, Weight: 1},
@@ -185,9 +164,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a never-lending team that may borrow still gets limit = quota": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("a", quota("h100", 8, 8, 0)),
-				team("b", quota("h100", 8, 0, 4))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("a", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("b", plantest.Quota("h100", 8, 0, 4))),
 			want: map[string]queue{
 				"gpu-pool":          {Quota: 16, Limit: 16, Weight: 1},
 				"gpu-pool-shared":   {Parent: "gpu-pool", Quota: 8, Limit: 8, Weight: 1},
@@ -198,9 +177,9 @@ func TestQueueTree(t *testing.T) {
 		},
 		"weights": {
 			plan: func() *plan.Agreement {
-				heavy := team("heavy", quota("h100", 4, 4, 4))
+				heavy := plantest.Team("heavy", plantest.Quota("h100", 4, 4, 4))
 				heavy.Weight = 3
-				return agreement([]plan.Flavor{h100(8)}, heavy, team("light", quota("h100", 4, 4, 4)))
+				return agreement([]plan.Flavor{plantest.H100(8)}, heavy, plantest.Team("light", plantest.Quota("h100", 4, 4, 4)))
 			}(),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 8, Limit: 8, Weight: 1},
@@ -210,9 +189,9 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"whole-GPU flavors are summed; MIG slices are not counted": {
-			plan: agreement([]plan.Flavor{h100(16), a100(8), mig(56)},
-				team("a", quota("h100", 8, 4, 4), quota("a100", 4, 4, 0), quota("a100-mig", 28, 0, 0)),
-				team("b", quota("h100", 8, 0, 0), quota("a100-mig", 28, 14, 14))),
+			plan: agreement([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
+				plantest.Team("a", plantest.Quota("h100", 8, 4, 4), plantest.Quota("a100", 4, 4, 0), plantest.Quota("a100-mig", 28, 0, 0)),
+				plantest.Team("b", plantest.Quota("h100", 8, 0, 0), plantest.Quota("a100-mig", 28, 14, 14))),
 			want: map[string]queue{
 				"gpu-pool":          {Quota: 20, Limit: 24, Weight: 1},
 				"gpu-pool-shared":   {Parent: "gpu-pool", Quota: 12, Limit: 16, Weight: 1},
@@ -238,30 +217,30 @@ func TestWarnings(t *testing.T) {
 		want []string // fields the warnings name
 	}{
 		"exactly expressible: nothing to say": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("a", quota("h100", 8, 8, 8)),
-				team("b", quota("h100", 8, 0, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("a", plantest.Quota("h100", 8, 8, 8)),
+				plantest.Team("b", plantest.Quota("h100", 8, 0, 0))),
 		},
 		"partly lendable: KAI lends all idle GPUs": {
-			plan: agreement([]plan.Flavor{h100(16)}, team("a", quota("h100", 16, 8, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 16, 8, 0))),
 			want: []string{"teams.a.lendable"},
 		},
 		"reclaim wait: KAI always preempts": {
-			plan: agreement([]plan.Flavor{h100(16)}, waiting(team("a", quota("h100", 16, 16, 0)))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)}, waiting(plantest.Team("a", plantest.Quota("h100", 16, 16, 0)))),
 			want: []string{"teams.a.reclaim"},
 		},
 		"a never-lending team that may borrow cannot": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("a", quota("h100", 8, 8, 0)),
-				team("b", quota("h100", 8, 0, 4))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("a", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("b", plantest.Quota("h100", 8, 0, 4))),
 			want: []string{"teams.b.borrow"},
 		},
 		"MIG flavor: not counted": {
-			plan: agreement([]plan.Flavor{h100(8), mig(56)}, team("a", quota("h100", 8, 8, 0), quota("a100-mig", 28, 28, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(8), plantest.MIG(56)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0), plantest.Quota("a100-mig", 28, 28, 0))),
 			want: []string{"flavors.a100-mig.resource"},
 		},
 		"several whole-GPU flavors: summed": {
-			plan: agreement([]plan.Flavor{h100(8), a100(8)}, team("a", quota("h100", 8, 8, 0), quota("a100", 8, 8, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(8), plantest.A100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0), plantest.Quota("a100", 8, 8, 0))),
 			want: []string{"flavors"},
 		},
 	}
@@ -288,18 +267,18 @@ func TestErrors(t *testing.T) {
 		want []string
 	}{
 		"a team named like a subtree": {
-			plan: agreement([]plan.Flavor{h100(16)},
-				team("gpu-pool-shared", quota("h100", 8, 8, 0)),
-				team("b", quota("h100", 8, 8, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)},
+				plantest.Team("gpu-pool-shared", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("b", plantest.Quota("h100", 8, 8, 0))),
 			want: []string{"teams.gpu-pool-shared"},
 		},
 		"a team named like the pool": {
-			plan: agreement([]plan.Flavor{h100(16)}, team("gpu-pool", quota("h100", 8, 8, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("gpu-pool", plantest.Quota("h100", 8, 8, 0))),
 			want: []string{"teams.gpu-pool"},
 		},
 		"a priority name Kubernetes reserves": {
 			plan: func() *plan.Agreement {
-				p := agreement([]plan.Flavor{h100(16)}, team("a", quota("h100", 8, 8, 0)))
+				p := agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
 				p.Priorities = []plan.Priority{{Name: "system-high", Value: 100}, {Name: "high", Value: 10}}
 				return p
 			}(),
@@ -307,7 +286,7 @@ func TestErrors(t *testing.T) {
 		},
 		"a priority Kubernetes refuses": {
 			plan: func() *plan.Agreement {
-				p := agreement([]plan.Flavor{h100(16)}, team("a", quota("h100", 8, 8, 0)))
+				p := agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
 				p.Priorities = []plan.Priority{{Name: "system", Value: 2_000_000_000}}
 				return p
 			}(),

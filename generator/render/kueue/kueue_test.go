@@ -27,28 +27,11 @@ import (
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
+	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
 )
-
-// Builders, so cases read like the agreements they stand for.
-
-func h100(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity}
-}
-
-func mig(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity}
-}
-
-func quota(flavor string, guaranteed, lendable, borrow int64) plan.Quota {
-	return plan.Quota{Flavor: flavor, Guaranteed: guaranteed, Lendable: lendable, Borrow: borrow}
-}
-
-func team(name string, quotas ...plan.Quota) plan.Team {
-	return plan.Team{Name: name, Namespaces: []string{name}, Reclaim: plan.ReclaimPreempt, Weight: 1, Quotas: quotas}
-}
 
 // agreement fills in every team's zero quotas for flavors it does not name,
 // as plan.Build does.
@@ -133,10 +116,10 @@ func TestClusterQueueQuotas(t *testing.T) {
 		want map[string]map[string]string // team → quota table
 	}{
 		"reference agreement": {
-			plan: agreement([]plan.Flavor{h100(32)},
-				team("training", quota("h100", 16, 8, 8)),
-				team("research", quota("h100", 8, 8, 8)),
-				team("inference", quota("h100", 8, 0, 0))),
+			plan: agreement([]plan.Flavor{plantest.H100(32)},
+				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
+				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
+				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
 			want: map[string]map[string]string{
 				"training":  with(map[string]string{"h100/nvidia.com/gpu": "16/8/8"}, "h100"),
 				"research":  with(map[string]string{"h100/nvidia.com/gpu": "8/8/8"}, "h100"),
@@ -144,18 +127,18 @@ func TestClusterQueueQuotas(t *testing.T) {
 			},
 		},
 		"a team with nothing guaranteed may still borrow": {
-			plan: agreement([]plan.Flavor{h100(8)},
-				team("owner", quota("h100", 8, 8, 0)),
-				team("guest", quota("h100", 0, 0, 4))),
+			plan: agreement([]plan.Flavor{plantest.H100(8)},
+				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]map[string]string{
 				"owner": with(map[string]string{"h100/nvidia.com/gpu": "8/8/0"}, "h100"),
 				"guest": with(map[string]string{"h100/nvidia.com/gpu": "0/0/4"}, "h100"),
 			},
 		},
 		"two flavors of two resources: each flavor has the other's resource at zero": {
-			plan: agreement([]plan.Flavor{h100(32), mig(56)},
-				team("notebooks", quota("a100-mig", 28, 14, 14), quota("h100", 0, 0, 4)),
-				team("training", quota("h100", 16, 8, 8))),
+			plan: agreement([]plan.Flavor{plantest.H100(32), plantest.MIG(56)},
+				plantest.Team("notebooks", plantest.Quota("a100-mig", 28, 14, 14), plantest.Quota("h100", 0, 0, 4)),
+				plantest.Team("training", plantest.Quota("h100", 16, 8, 8))),
 			want: map[string]map[string]string{
 				"notebooks": with(map[string]string{
 					"h100/nvidia.com/gpu":             "0/0/4",
@@ -188,11 +171,11 @@ func TestClusterQueueQuotas(t *testing.T) {
 func TestFlavorOrderIsThePlans(t *testing.T) {
 	// Kueue tries a resource group's flavors in order: the agreement's.
 	for name, flavors := range map[string][]plan.Flavor{
-		"h100 first": {h100(8), mig(7)},
-		"mig first":  {mig(7), h100(8)},
+		"h100 first": {plantest.H100(8), plantest.MIG(7)},
+		"mig first":  {plantest.MIG(7), plantest.H100(8)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cq := clusterQueues(t, renderV1beta2(t, agreement(flavors, team("a", quota("h100", 8, 0, 0)))))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, agreement(flavors, plantest.Team("a", plantest.Quota("h100", 8, 0, 0)))))["a"]
 			var want, got []string
 			for _, f := range flavors {
 				want = append(want, f.Name)
@@ -217,9 +200,9 @@ func TestReclaim(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tm := team("a", quota("h100", 8, 8, 0))
+			tm := plantest.Team("a", plantest.Quota("h100", 8, 8, 0))
 			tm.Reclaim = tc.reclaim
-			cq := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{h100(8)}, tm)))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm)))["a"]
 			if got := cq.Spec.Preemption.ReclaimWithinCohort; got != tc.want {
 				t.Errorf("reclaimWithinCohort = %s, want %s", got, tc.want)
 			}
@@ -228,10 +211,10 @@ func TestReclaim(t *testing.T) {
 }
 
 func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
-	training := team("training", quota("h100", 8, 0, 0))
+	training := plantest.Team("training", plantest.Quota("h100", 8, 0, 0))
 	training.Namespaces = []string{"training", "training-batch"}
-	research := team("research", quota("h100", 8, 0, 0))
-	cqs := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{h100(16)}, training, research)))
+	research := plantest.Team("research", plantest.Quota("h100", 8, 0, 0))
+	cqs := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(16)}, training, research)))
 	// Namespaces as the API server labels them, plus one that copies a
 	// team's label onto itself: the selector must not be fooled by it.
 	namespaces := map[string]labels.Set{
@@ -267,9 +250,9 @@ func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
 }
 
 func TestDefaultsWrittenOut(t *testing.T) {
-	tm := team("a", quota("h100", 8, 0, 0))
+	tm := plantest.Team("a", plantest.Quota("h100", 8, 0, 0))
 	tm.Weight = 3
-	objs := renderV1beta2(t, agreement([]plan.Flavor{h100(8)}, tm))
+	objs := renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm))
 	never := kueuev1beta2.None
 	weight := resource.MustParse("3")
 	wantCQ := kueuev1beta2.ClusterQueueSpec{

@@ -1,0 +1,31 @@
+// Package plantest builds plans for backend tests, so cases read like the
+// agreements they stand for: Team("training", Quota("h100", 16, 8, 8)).
+package plantest
+
+import "github.com/tenancy-dev/tenancy/generator/plan"
+
+// H100 is a whole-GPU flavor named h100.
+func H100(capacity int64) plan.Flavor {
+	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity}
+}
+
+// A100 is a second whole-GPU flavor, named a100.
+func A100(capacity int64) plan.Flavor {
+	return plan.Flavor{Name: "a100", Resource: "nvidia.com/gpu", Capacity: capacity}
+}
+
+// MIG is a flavor of MIG 1g.10gb slices named a100-mig.
+func MIG(capacity int64) plan.Flavor {
+	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity}
+}
+
+// Quota is a team's share of one flavor.
+func Quota(flavor string, guaranteed, lendable, borrow int64) plan.Quota {
+	return plan.Quota{Flavor: flavor, Guaranteed: guaranteed, Lendable: lendable, Borrow: borrow}
+}
+
+// Team is a team with the defaults the plan applies: its own namespace,
+// reclaim by preemption, weight 1.
+func Team(name string, quotas ...plan.Quota) plan.Team {
+	return plan.Team{Name: name, Namespaces: []string{name}, Reclaim: plan.ReclaimPreempt, Weight: 1, Quotas: quotas}
+}
