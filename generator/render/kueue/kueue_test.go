@@ -398,11 +398,7 @@ func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generat
 		for _, m := range missing {
 			t.Errorf("%s %s/%s: %s has a default the API server would add: write it out, or Argo CD sees drift", o.Kind, o.Namespace, o.Name, m)
 		}
-		if api == generator.KueueV1beta1 {
-			conformV1beta1(t, o)
-		} else {
-			conformV1beta2(t, o)
-		}
+		conformKueue(t, o)
 		return
 	}
 	switch o.APIVersion + "/" + o.Kind {
@@ -427,103 +423,76 @@ func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generat
 	}
 }
 
-func conformV1beta2(t *testing.T, o generator.Object) {
+// hub decodes o strictly into the Go type of its API version and returns it
+// as Kueue's v1beta2 (hub) type, converted with Kueue's own functions when o
+// is v1beta1, so one set of checks serves both versions. It returns nil
+// after reporting a decode or conversion failure.
+func hub(t *testing.T, o generator.Object) metav1.Object {
 	t.Helper()
-	ctx := context.Background()
+	v1beta1 := o.APIVersion == kueuev1beta1.GroupVersion.String()
+	var old, out metav1.Object
+	convert := func() error { return nil }
 	switch o.Kind {
 	case "ClusterQueue":
-		var cq kueuev1beta2.ClusterQueue
-		if strict(t, o, &cq) {
-			validateMeta(t, o, cq.ObjectMeta, false)
-			report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(&cq))
-		}
+		h, in := &kueuev1beta2.ClusterQueue{}, &kueuev1beta1.ClusterQueue{}
+		out, old, convert = h, in, func() error { return in.ConvertTo(h) }
 	case "ResourceFlavor":
-		var rf kueuev1beta2.ResourceFlavor
-		if strict(t, o, &rf) {
-			validateMeta(t, o, rf.ObjectMeta, false)
-			report(t, o, "webhooks.ValidateResourceFlavor", webhooks.ValidateResourceFlavor(&rf))
-		}
+		h, in := &kueuev1beta2.ResourceFlavor{}, &kueuev1beta1.ResourceFlavor{}
+		out, old, convert = h, in, func() error { return kueuev1beta1.Convert_v1beta1_ResourceFlavor_To_v1beta2_ResourceFlavor(in, h, nil) }
 	case "Cohort":
-		var c kueuev1beta2.Cohort
-		if strict(t, o, &c) {
-			validateMeta(t, o, c.ObjectMeta, false)
-			if _, err := (&webhooks.CohortWebhook{}).ValidateCreate(ctx, &c); err != nil {
-				t.Errorf("Cohort %s: CohortWebhook.ValidateCreate: %v", c.Name, err)
-			}
-		}
+		h, in := &kueuev1beta2.Cohort{}, &kueuev1beta1.Cohort{}
+		out, old, convert = h, in, func() error { return in.ConvertTo(h) }
 	case "LocalQueue":
-		var lq kueuev1beta2.LocalQueue
-		if strict(t, o, &lq) {
-			validateMeta(t, o, lq.ObjectMeta, true)
-		}
+		h, in := &kueuev1beta2.LocalQueue{}, &kueuev1beta1.LocalQueue{}
+		out, old, convert = h, in, func() error { return in.ConvertTo(h) }
 	case "WorkloadPriorityClass":
-		var w kueuev1beta2.WorkloadPriorityClass
-		if strict(t, o, &w) {
-			validateMeta(t, o, w.ObjectMeta, false)
+		h, in := &kueuev1beta2.WorkloadPriorityClass{}, &kueuev1beta1.WorkloadPriorityClass{}
+		out, old, convert = h, in, func() error {
+			return kueuev1beta1.Convert_v1beta1_WorkloadPriorityClass_To_v1beta2_WorkloadPriorityClass(in, h, nil)
 		}
 	case "Topology":
-		var tp kueuev1beta2.Topology
-		if strict(t, o, &tp) {
-			validateMeta(t, o, tp.ObjectMeta, false)
-		}
+		h, in := &kueuev1beta2.Topology{}, &kueuev1beta1.Topology{}
+		out, old, convert = h, in, func() error { return kueuev1beta1.Convert_v1beta1_Topology_To_v1beta2_Topology(in, h, nil) }
 	default:
 		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion, o.Kind)
+		return nil
 	}
+	if !v1beta1 {
+		if !strict(t, o, out) {
+			return nil
+		}
+		return out
+	}
+	if !strict(t, o, old) {
+		return nil
+	}
+	if err := convert(); err != nil {
+		t.Errorf("%s %s: convert to v1beta2: %v", o.Kind, o.Name, err)
+		return nil
+	}
+	return out
 }
 
-func conformV1beta1(t *testing.T, o generator.Object) {
+// conformKueue checks a Kueue object's metadata and, where Kueue exports
+// them, runs the validators its admission webhook runs.
+func conformKueue(t *testing.T, o generator.Object) {
 	t.Helper()
-	ctx := context.Background()
-	switch o.Kind {
-	case "ClusterQueue":
-		var cq kueuev1beta1.ClusterQueue
-		if strict(t, o, &cq) {
-			validateMeta(t, o, cq.ObjectMeta, false)
-			var hub kueuev1beta2.ClusterQueue
-			if err := cq.ConvertTo(&hub); err != nil {
-				t.Fatal(err)
-			}
-			report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(&hub))
+	obj := hub(t, o)
+	if obj == nil {
+		return
+	}
+	// Every Kueue type embeds ObjectMeta, whose accessor returns itself.
+	meta := obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+	validateMeta(t, o, *meta, o.Kind == "LocalQueue")
+	switch h := obj.(type) {
+	case *kueuev1beta2.ClusterQueue:
+		report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(h))
+	case *kueuev1beta2.ResourceFlavor:
+		report(t, o, "webhooks.ValidateResourceFlavor", webhooks.ValidateResourceFlavor(h))
+	case *kueuev1beta2.Cohort:
+		if _, err := (&webhooks.CohortWebhook{}).ValidateCreate(context.Background(), h); err != nil {
+			t.Errorf("Cohort %s: CohortWebhook.ValidateCreate: %v", h.Name, err)
 		}
-	case "ResourceFlavor":
-		var rf kueuev1beta1.ResourceFlavor
-		if strict(t, o, &rf) {
-			validateMeta(t, o, rf.ObjectMeta, false)
-			var hub kueuev1beta2.ResourceFlavor
-			if err := kueuev1beta1.Convert_v1beta1_ResourceFlavor_To_v1beta2_ResourceFlavor(&rf, &hub, nil); err != nil {
-				t.Fatal(err)
-			}
-			report(t, o, "webhooks.ValidateResourceFlavor", webhooks.ValidateResourceFlavor(&hub))
-		}
-	case "Cohort":
-		var c kueuev1beta1.Cohort
-		if strict(t, o, &c) {
-			validateMeta(t, o, c.ObjectMeta, false)
-			var hub kueuev1beta2.Cohort
-			if err := c.ConvertTo(&hub); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := (&webhooks.CohortWebhook{}).ValidateCreate(ctx, &hub); err != nil {
-				t.Errorf("Cohort %s: CohortWebhook.ValidateCreate: %v", c.Name, err)
-			}
-		}
-	case "LocalQueue":
-		var lq kueuev1beta1.LocalQueue
-		if strict(t, o, &lq) {
-			validateMeta(t, o, lq.ObjectMeta, true)
-		}
-	case "WorkloadPriorityClass":
-		var w kueuev1beta1.WorkloadPriorityClass
-		if strict(t, o, &w) {
-			validateMeta(t, o, w.ObjectMeta, false)
-		}
-	case "Topology":
-		var tp kueuev1beta1.Topology
-		if strict(t, o, &tp) {
-			validateMeta(t, o, tp.ObjectMeta, false)
-		}
-	default:
-		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion, o.Kind)
 	}
 }
 
