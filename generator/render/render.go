@@ -58,17 +58,9 @@ func Namespace(pool, team, name string, extra map[string]string) Object {
 		Body: map[string]any{
 			"apiVersion": "v1",
 			"kind":       "Namespace",
-			"metadata":   map[string]any{"name": name, "labels": toAny(labels)},
+			"metadata":   map[string]any{"name": name, "labels": labels},
 		},
 	}
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // VMResource is the object count a ResourceQuota limits for KubeVirt.
@@ -86,7 +78,7 @@ func VMQuota(pool, team, namespace string, vms int64) Object {
 		Body: map[string]any{
 			"apiVersion": "v1",
 			"kind":       "ResourceQuota",
-			"metadata":   map[string]any{"name": VMQuotaName, "namespace": namespace, "labels": toAny(Labels(pool, team))},
+			"metadata":   map[string]any{"name": VMQuotaName, "namespace": namespace, "labels": Labels(pool, team)},
 			"spec":       map[string]any{"hard": map[string]any{VMResource: strconv.FormatInt(vms, 10)}},
 		},
 	}

@@ -195,18 +195,10 @@ func (r *renderer) queue(name, parent, team string, resources map[string]any) re
 		Body: map[string]any{
 			"apiVersion": QueueAPIVersion,
 			"kind":       "Queue",
-			"metadata":   map[string]any{"name": name, "labels": labels(r.p.Name, team)},
+			"metadata":   map[string]any{"name": name, "labels": render.Labels(r.p.Name, team)},
 			"spec":       spec,
 		},
 	}
-}
-
-func labels(pool, team string) map[string]any {
-	out := map[string]any{}
-	for k, v := range render.Labels(pool, team) {
-		out[k] = v
-	}
-	return out
 }
 
 func priorityClass(p *plan.Agreement, pr plan.Priority) render.Object {
@@ -215,7 +207,7 @@ func priorityClass(p *plan.Agreement, pr plan.Priority) render.Object {
 		Body: map[string]any{
 			"apiVersion":  "scheduling.k8s.io/v1",
 			"kind":        "PriorityClass",
-			"metadata":    map[string]any{"name": pr.Name, "labels": labels(p.Name, "")},
+			"metadata":    map[string]any{"name": pr.Name, "labels": render.Labels(p.Name, "")},
 			"value":       int64(pr.Value),
 			"description": fmt.Sprintf("Priority %s of the GPU pool %s, from its tenancy agreement", pr.Name, p.Name),
 			// The API server's default, written out.
