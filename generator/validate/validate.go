@@ -70,6 +70,9 @@ func Validate(a *agreement.Agreement) diag.List {
 type validator struct {
 	a     *agreement.Agreement
 	diags diag.List
+	// quotas holds Quotas of each team, in v.a.Teams order, resolved once
+	// for the checks that add up a flavor across teams.
+	quotas []map[string]*agreement.Quota
 }
 
 func (v *validator) report(sev diag.Severity, pos agreement.Pos, path, format string, args ...any) {
@@ -313,6 +316,10 @@ func (v *validator) teams() {
 		}
 		v.teamQuotas(t)
 	}
+	v.quotas = make([]map[string]*agreement.Quota, len(v.a.Teams))
+	for i, t := range v.a.Teams {
+		v.quotas[i] = Quotas(v.a, t)
+	}
 	v.capacity()
 	v.borrowing()
 }
@@ -399,8 +406,8 @@ func (v *validator) capacity() {
 		}
 		var sum int64
 		var parts []string
-		for _, t := range v.a.Teams {
-			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Guaranteed.Value > 0 {
+		for i, t := range v.a.Teams {
+			if q := v.quotas[i][f.Name]; q != nil && q.Guaranteed.Value > 0 {
 				sum = addCapped(sum, q.Guaranteed.Value)
 				parts = append(parts, fmt.Sprintf("%s %d", t.Name, q.Guaranteed.Value))
 			}
@@ -416,13 +423,13 @@ func (v *validator) capacity() {
 func (v *validator) borrowing() {
 	for _, f := range v.a.Flavors {
 		var lendable int64
-		for _, t := range v.a.Teams {
-			if q := Quotas(v.a, t)[f.Name]; q != nil && q.Lendable.Value > 0 {
+		for i := range v.a.Teams {
+			if q := v.quotas[i][f.Name]; q != nil && q.Lendable.Value > 0 {
 				lendable = addCapped(lendable, q.Lendable.Value)
 			}
 		}
-		for _, t := range v.a.Teams {
-			q := Quotas(v.a, t)[f.Name]
+		for i := range v.a.Teams {
+			q := v.quotas[i][f.Name]
 			if q == nil || q.Borrow.Value <= 0 {
 				continue
 			}
