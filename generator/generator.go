@@ -87,7 +87,9 @@ type Result struct {
 	Warnings  []Diagnostic // e.g. what KAI cannot express exactly
 }
 
-// Render parses, validates and renders an agreement. On any error the Result
+// Render parses, validates and renders an agreement. A Result is never
+// empty: an agreement that would render nothing is an error, since empty
+// output can make Argo CD prune a cluster's queues. On any error the Result
 // is nil: an invalid agreement is an *AgreementError listing every problem
 // (warnings included); bad options wrap ErrOptions.
 func Render(src Source, opts Options) (*Result, error) {

@@ -96,12 +96,6 @@ shows on the Application, and stdout stays empty.`)
 	if err != nil {
 		return reportError(e, err)
 	}
-	if len(res.Objects) == 0 || len(res.Manifests) == 0 {
-		// Empty output is what an automated sync with allowEmpty prunes a
-		// cluster's queues by; an agreement never legitimately renders nothing.
-		fmt.Fprintf(e.stderr, "tenancy argocd generate: %s rendered no objects; refusing to hand Argo CD an empty manifest set\n", argocdAgreement)
-		return exitFailure
-	}
 	printDiagnostics(e, res.Warnings)
 	// One line for the sidecar's log, so "why v1beta1?" has an answer there.
 	fmt.Fprintf(e.stderr, "tenancy argocd generate: rendered %d objects from %s: %s\n", len(res.Objects), argocdAgreement, resolved)
