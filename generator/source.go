@@ -19,6 +19,11 @@ var ErrTooLarge = errors.New("agreement exceeds 1 MiB")
 // ErrOutsideRoot is wrapped when a path would leave the directory it must stay in.
 var ErrOutsideRoot = errors.New("path escapes the directory")
 
+// StdinName is what messages call an agreement read from standard input, as
+// in "<stdin>:3:5: field: message". The angle brackets keep it from being
+// mistaken for a file of that name.
+const StdinName = "<stdin>"
+
 // Source is an agreement's bytes and the name messages call it by.
 type Source struct {
 	Path string // as the user wrote it, e.g. tenancy.toml
@@ -32,7 +37,7 @@ func ReadFile(path string) (Source, error) {
 		return Source{}, err
 	}
 	defer f.Close()
-	return read(path, f)
+	return Read(path, f)
 }
 
 // ReadFileIn reads the agreement at rel inside root. Absolute paths and paths
@@ -58,10 +63,13 @@ func ReadFileIn(root, rel string) (Source, error) {
 		return Source{}, err
 	}
 	defer f.Close()
-	return read(rel, f)
+	return Read(rel, f)
 }
 
-func read(name string, r io.Reader) (Source, error) {
+// Read reads an agreement from r, such as standard input, and calls it name
+// in messages (StdinName for stdin). Like ReadFile it refuses more than
+// MaxAgreementSize: it stops reading there rather than take in all of r.
+func Read(name string, r io.Reader) (Source, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxAgreementSize+1))
 	if err != nil {
 		return Source{}, fmt.Errorf("%s: %w", name, err)

@@ -6,14 +6,16 @@ import (
 
 func runCheck(e *env, args []string) int {
 	fs := newFlagSet(e, "check", "check [FILE]", `
-Validate the agreement in FILE (default ./tenancy.toml) without rendering it.
-Every problem is reported at once on stderr as file:line:col: field: message.
+Validate the agreement in FILE (default ./tenancy.toml) without rendering it;
+a FILE of - reads it from stdin. Every problem is reported at once on stderr
+as file:line:col: field: message, the file named <stdin> for stdin.
 Exit status 0 when the agreement is valid (warnings may still be printed),
 1 when it is not, 2 on a usage error.
 
 Examples:
   tenancy check                      # ./tenancy.toml
-  tenancy check clusters/prod/tenancy.toml`)
+  tenancy check clusters/prod/tenancy.toml
+  git show main:tenancy.toml | tenancy check -   # the agreement on main`)
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -27,6 +29,6 @@ Examples:
 		return code
 	}
 	printDiagnostics(e, warnings)
-	fmt.Fprintf(e.stderr, "%s: valid\n", path)
+	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	return exitOK
 }

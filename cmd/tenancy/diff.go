@@ -32,7 +32,9 @@ capacity and how much of it is guaranteed, teams that lose guaranteed GPUs,
 warnings the new side adds), then every rendered object that is added,
 removed or changed, with field-level changes and a unified YAML diff.
 
-Both sides are rendered with the same --backend and --kueue-api.
+Both sides are rendered with the same --backend and --kueue-api. One of OLD
+and NEW may be -, read from stdin and named <stdin>:
+  git show main:tenancy.toml | tenancy diff - tenancy.toml
 
 With --base, FILE (default ./tenancy.toml) is read at revision REV with
 git show; the new side is FILE at --head, or in the working tree when --head
@@ -79,6 +81,11 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		if len(positional) != 2 {
 			return usageErr("expected OLD and NEW files, got %d argument(s); or use --base REV [FILE]", len(positional))
 		}
+		if positional[0] == stdinPath && positional[1] == stdinPath {
+			// Stdin holds one stream: the second read would see nothing,
+			// and an empty agreement is not what was meant.
+			return usageErr("OLD and NEW are both - (stdin): at most one side can be read from stdin")
+		}
 		oldSide, err = fileSide("old", e, positional[0], false)
 		if err == nil {
 			newSide, err = fileSide("new", e, positional[1], false)
@@ -87,6 +94,10 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		file, ok := agreementPath(e, "diff", positional)
 		if !ok {
 			return exitUsage
+		}
+		if file == stdinPath {
+			// --base reads FILE at a revision with git show; stdin has none.
+			return usageErr("--base reads FILE at a git revision, and - (stdin) is not a file in git; compare stdin with a file instead: tenancy diff - FILE")
 		}
 		oldSide, err = revisionSide("old", e, *base, file)
 		if err == nil && *head != "" {
@@ -151,7 +162,7 @@ type diffSide struct {
 // fileSide reads a file from the working tree. A missing file is an error
 // unless missingOK (the new side of --base, where it means "deleted").
 func fileSide(name string, e *env, file string, missingOK bool) (diffSide, error) {
-	s := diffSide{name: name, label: file}
+	s := diffSide{name: name, label: agreementName(file)}
 	src, err := readAgreement(e, file)
 	if missingOK && errors.Is(err, fs.ErrNotExist) {
 		return s, nil

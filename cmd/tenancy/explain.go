@@ -15,15 +15,20 @@ import (
 
 func runExplain(e *env, args []string) int {
 	fs := newFlagSet(e, "explain", "explain [FILE]", `
-Print the agreement in FILE (default ./tenancy.toml) as tables a person reads:
-the GPU pool, each flavor's capacity and how much of it is guaranteed, each
-team's namespaces, reclaim policy, fair-sharing weight and VM limit, and per
-flavor what every team is guaranteed, lends, never lends, may borrow and may
-use at most; then the priorities, the topology and the warnings.
+Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
+as tables a person reads: the GPU pool, each flavor's capacity and how much
+of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
+weight and VM limit, and per flavor what every team is guaranteed, lends,
+never lends, may borrow and may use at most; then the priorities, the
+topology and the warnings.
 
 The tables come from the same validated plan render uses, with every default
 applied, so they say what the manifests will do. On any error the exit status
-is 1, the problems are on stderr and nothing is written to stdout.`)
+is 1, the problems are on stderr and nothing is written to stdout.
+
+Examples:
+  tenancy explain                                  # ./tenancy.toml
+  git show main:tenancy.toml | tenancy explain -   # the agreement on main`)
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -38,7 +43,7 @@ is 1, the problems are on stderr and nothing is written to stdout.`)
 	}
 	// Built whole, then written once: an error never leaves half a table.
 	var out bytes.Buffer
-	writeExplanation(&out, path, p, warnings)
+	writeExplanation(&out, agreementName(path), p, warnings)
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy explain: write output: %v\n", err)
 		return exitFailure

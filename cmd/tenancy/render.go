@@ -12,10 +12,11 @@ import (
 
 func runRender(e *env, args []string) int {
 	fs := newFlagSet(e, "render", "render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]", `
-Render the agreement in FILE (default ./tenancy.toml) and print its manifests
-as one YAML stream on stdout, objects separated by "---". The output is
-byte-identical on every run: objects in a stable order, keys sorted, quantities
-canonical and server defaults written out, so Argo CD never sees phantom drift.
+Render the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
+and print its manifests as one YAML stream on stdout, objects separated by
+"---". The output is byte-identical on every run: objects in a stable order,
+keys sorted, quantities canonical and server defaults written out, so Argo CD
+never sees phantom drift.
 
 Warnings (for example what KAI cannot express exactly) go to stderr. On any
 error the exit status is 1 and nothing is written to stdout; usage errors
@@ -24,7 +25,8 @@ exit 2.
 Examples:
   tenancy render                                   # ./tenancy.toml, Kueue v1beta2
   tenancy render --backend kai clusters/prod/tenancy.toml
-  tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -`)
+  tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -
+  git show main:tenancy.toml | tenancy render -   # the agreement on main`)
 	var bf backendFlags
 	bf.register(fs)
 	positional, code, ok := parseArgs(e, fs, args)
@@ -52,9 +54,28 @@ Examples:
 	return exitOK
 }
 
-// readAgreement reads path relative to the command's working directory and
-// keeps the path as the user wrote it for messages.
+// stdinPath is the FILE argument that means standard input, as with kubectl
+// -f - and cat -: git show main:tenancy.toml | tenancy check -
+const stdinPath = "-"
+
+// agreementName is what messages call the agreement at path: <stdin> for -,
+// otherwise the path as the user wrote it.
+func agreementName(path string) string {
+	if path == stdinPath {
+		return generator.StdinName
+	}
+	return path
+}
+
+// readAgreement reads the agreement for every command that takes a FILE. A
+// path of "-" is standard input, named <stdin>; any other path is read
+// relative to the command's working directory and keeps the path as the user
+// wrote it for messages. Stdin is read even when it is a terminal, as cat
+// does: the command waits for end of input rather than second-guess the user.
 func readAgreement(e *env, path string) (generator.Source, error) {
+	if path == stdinPath {
+		return generator.Read(generator.StdinName, e.stdin)
+	}
 	full := path
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(e.dir, path)
