@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/argoproj/argo-cd/v3 v3.2.12
 	github.com/argoproj/gitops-engine v0.7.1-0.20260512161450-ff8d2f5207dc
+	github.com/google/go-cmp v0.7.0
 	github.com/sirupsen/logrus v1.9.3
 	github.com/tenancy-dev/tenancy/test/argocd/cmpsuite v0.0.0
 	google.golang.org/grpc v1.75.1
@@ -68,7 +69,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/btree v1.1.3 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/go-github/v69 v69.2.0 // indirect
 	github.com/google/go-github/v72 v72.0.0 // indirect
 	github.com/google/go-jsonnet v0.21.0 // indirect
