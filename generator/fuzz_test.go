@@ -104,8 +104,8 @@ func FuzzRenderNumbers(f *testing.F) {
 				continue
 			}
 			for _, o := range res.Objects {
-				if path, value, ok := negativeQuantity(o.Fields, o.Kind); !ok {
-					t.Fatalf("Render %+v: %s %s has %s = %v\n%s", opts, o.Kind, o.Name, path, value, data)
+				if path, value, ok := negativeQuantity(o.Fields, o.Kind()); !ok {
+					t.Fatalf("Render %+v: %s %s has %s = %v\n%s", opts, o.Kind(), o.Name(), path, value, data)
 				}
 			}
 		}
@@ -171,7 +171,7 @@ func checkRender(t *testing.T, data []byte) {
 		yamls := make([][]byte, len(res.Objects))
 		for i, o := range res.Objects {
 			if len(o.YAML) == 0 {
-				t.Fatalf("Render %+v: object %d (%s %s) has no YAML", opts, i, o.Kind, o.Name)
+				t.Fatalf("Render %+v: object %d (%s %s) has no YAML", opts, i, o.Kind(), o.Name())
 			}
 			yamls[i] = o.YAML
 		}

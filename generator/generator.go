@@ -2,8 +2,11 @@
 // manifests. It is the one library the CLI, the KRM function, the Argo CD
 // plugin and the diff command wrap; none of them re-implements a step.
 //
-// The pipeline: load (bytes with key positions) → decode → validate → plan →
-// render (Kueue or KAI) → encode (sorted, canonical, byte-stable).
+// The pipeline: load (bytes with key positions; go-toml judges validity) →
+// decode (typed values with positions and set/unset/invalid states, defaults
+// applied once) → validate (the agreement's rules plus the backend's) → plan
+// → render (every renderer the same contract: plan in, objects and located
+// diagnostics out) → encode (sorted, canonical, byte-stable).
 package generator
 
 import (
@@ -12,6 +15,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
 // Backend names the scheduler the manifests are for.
@@ -68,15 +72,9 @@ type Diagnostic = diag.Diagnostic
 // AgreementError is returned when an agreement is invalid; it lists every problem.
 type AgreementError = diag.AgreementError
 
-// Object is one rendered Kubernetes object.
-type Object struct {
-	APIVersion string
-	Kind       string
-	Namespace  string // empty for cluster-scoped objects
-	Name       string
-	Fields     map[string]any // the whole object, as it is encoded
-	YAML       []byte         // the object's canonical YAML, without a leading ---
-}
+// Object is one rendered Kubernetes object: its fields and its canonical
+// YAML. It is the one object type of the pipeline, render.Object.
+type Object = render.Object
 
 // Result is a complete rendering. It is built whole before anything is
 // written, so a failure never leaves partial output behind.

@@ -149,12 +149,12 @@ func TestGoldenParsesBackToFields(t *testing.T) {
 				for i, o := range res.Objects {
 					var got any
 					if err := yaml.Unmarshal([]byte(docs[i]), &got); err != nil {
-						t.Fatalf("document %d (%s %s): %v", i, o.Kind, o.Name, err)
+						t.Fatalf("document %d (%s %s): %v", i, o.Kind(), o.Name(), err)
 					}
 					// Through JSON, as the reader's numbers are float64.
 					want := jsonValue(t, o.Fields)
 					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("%s %s/%s read back (-fields,+golden):\n%s", o.Kind, o.Namespace, o.Name, diff)
+						t.Errorf("%s %s/%s read back (-fields,+golden):\n%s", o.Kind(), o.Namespace(), o.Name(), diff)
 					}
 				}
 			})

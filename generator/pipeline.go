@@ -2,7 +2,8 @@ package generator
 
 import (
 	"fmt"
-	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -15,43 +16,62 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
-// checked is an agreement that passed validation.
-type checked struct {
-	plan     *plan.Agreement
-	warnings diag.List
-	root     *load.Value
+// defaultName names an agreement that came without a path (the KRM
+// function's inline spec.agreement) in every diagnostic.
+const defaultName = "tenancy.toml"
+
+// backend is what one backend renders: the validation rules its renderers
+// need, run with the agreement's own, and the renderers themselves (the
+// scheduler's objects; later families such as guardrails or monitoring
+// join the list), each with the same contract.
+type backend struct {
+	rules     []validate.Rule
+	renderers []render.Renderer
+}
+
+// backendFor picks the rules and renderers of normalized options.
+func backendFor(opts Options) backend {
+	switch opts.Backend {
+	case KAI:
+		return backend{rules: []validate.Rule{kai.Rules}, renderers: []render.Renderer{kai.Renderer{}}}
+	default:
+		return backend{renderers: []render.Renderer{kueue.Renderer{APIVersion: opts.KueueAPI}}}
+	}
 }
 
 func check(src Source) (*plan.Agreement, []Diagnostic, error) {
-	c, err := checkSource(src)
+	p, warnings, err := checkSource(src, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.plan, c.warnings, nil
+	return p, warnings, nil
 }
 
-func checkSource(src Source) (*checked, error) {
+// checkSource loads, decodes and validates an agreement with the extra
+// rules, and plans it. The warnings are returned with the plan; errors, with
+// every warning, as an *AgreementError.
+func checkSource(src Source, rules []validate.Rule) (*plan.Agreement, diag.List, error) {
 	name := src.Path
 	if name == "" {
-		name = "tenancy.toml"
+		name = defaultName
 	}
 	if len(src.Data) > MaxAgreementSize {
-		return nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, File: name,
+		return nil, nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
 			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}}
 	}
 	root, diags := load.Parse(name, src.Data)
 	if len(diags.Errors()) > 0 {
-		return nil, &AgreementError{Diagnostics: diags}
+		return nil, nil, &AgreementError{Diagnostics: diags}
 	}
 	a, diags := agreement.Decode(name, root)
 	// Semantic checks run even after type errors, so one run reports
-	// everything; a field that failed to decode is simply unset.
-	diags = append(diags, validate.Validate(a)...)
+	// everything; a field that failed to decode is simply Invalid.
+	diags = append(diags, validate.Validate(a, rules...)...)
 	diags.Sort()
 	if len(diags.Errors()) > 0 {
-		return nil, &AgreementError{Diagnostics: diags}
+		return nil, nil, &AgreementError{Diagnostics: diags}
 	}
-	return &checked{plan: plan.Build(a), warnings: diags.Warnings(), root: root}, nil
+	return plan.Build(a), diags.Warnings(), nil
 }
 
 func renderSource(src Source, opts Options) (*Result, error) {
@@ -59,65 +79,30 @@ func renderSource(src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := checkSource(src)
+	b := backendFor(opts)
+	p, warnings, err := checkSource(src, b.rules)
 	if err != nil {
 		return nil, err
 	}
 	var objs []render.Object
-	warnings := c.warnings
-	switch opts.Backend {
-	case Kueue:
-		objs, err = kueue.Render(c.plan, opts.KueueAPI)
-		if err != nil {
-			return nil, err
-		}
-	case KAI:
-		var kaiWarnings, kaiErrors diag.List
-		objs, kaiWarnings, kaiErrors = kai.Render(c.plan, src.Path)
-		positions := load.Index(c.root)
-		locate(kaiWarnings, positions)
-		locate(kaiErrors, positions)
-		warnings = append(append(diag.List(nil), warnings...), kaiWarnings...)
-		warnings.Sort()
-		if len(kaiErrors) > 0 {
-			all := append(kaiErrors, warnings...)
+	for _, r := range b.renderers {
+		o, diags := r.Render(p)
+		warnings = append(warnings, diags.Warnings()...)
+		if errs := diags.Errors(); len(errs) > 0 {
+			all := append(errs, warnings...)
 			all.Sort()
 			return nil, &AgreementError{Diagnostics: all}
 		}
+		objs = append(objs, o...)
 	}
+	warnings.Sort()
 	if len(objs) == 0 {
 		// Empty output would let Argo CD prune every queue it manages.
-		return nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, File: src.Path, Message: "the agreement renders no objects"}}}
+		return nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, Type: field.ErrorTypeRequired, File: p.File, Message: "the agreement renders no objects"}}}
 	}
 	encoded, stream, err := encode.Encode(objs)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plan: c.plan, Manifests: stream, Warnings: warnings}
-	for _, o := range encoded {
-		res.Objects = append(res.Objects, Object{
-			APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			Fields: o.Fields, YAML: o.YAML,
-		})
-	}
-	return res, nil
-}
-
-// locate gives backend diagnostics, which know only a field path, the
-// position of the closest key the file has for it.
-func locate(ds diag.List, positions map[string]load.Pos) {
-	for i := range ds {
-		path := ds[i].Field
-		for path != "" {
-			if p, ok := positions[path]; ok {
-				ds[i].Line, ds[i].Column = p.Line, p.Column
-				break
-			}
-			cut := strings.LastIndexByte(path, '.')
-			if cut < 0 {
-				break
-			}
-			path = path[:cut]
-		}
-	}
+	return &Result{Plan: p, Objects: encoded, Manifests: stream, Warnings: warnings}, nil
 }

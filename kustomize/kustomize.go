@@ -73,7 +73,7 @@ func (g Generator) generate(rl *framework.ResourceList) ([]*yaml.RNode, framewor
 		if err != nil {
 			// The renderer's own YAML failing to parse is a bug; refuse the
 			// whole output rather than emit part of it.
-			return nil, append(diagnostics, cfg.result("", fmt.Sprintf("internal error: rendered %s %s does not parse: %v", obj.Kind, obj.Name, err)))
+			return nil, append(diagnostics, cfg.result("", fmt.Sprintf("internal error: rendered %s %s does not parse: %v", obj.Kind(), obj.Name(), err)))
 		}
 		items = append(items, node)
 	}

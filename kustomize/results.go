@@ -51,8 +51,8 @@ func diagnosticResults(cfg *Config, ds []generator.Diagnostic) framework.Results
 				path = cfg.Spec.File
 			}
 			r.File = &framework.File{Path: path}
-			if d.Field != "" {
-				r.Field = &framework.Field{Path: d.Field}
+			if f := d.Field(); f != "" {
+				r.Field = &framework.Field{Path: f}
 			}
 		}
 		rs = append(rs, r)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -21,14 +22,14 @@ func TestRenderFailureResults(t *testing.T) {
 		NameMeta: yaml.NameMeta{Name: "gpu-tenancy"},
 	}
 	lendable := diag.Diagnostic{
-		Severity: diag.Error, File: "tenancy.toml", Line: 12, Column: 3,
-		Field: "teams.training.lendable", Message: "exceeds guaranteed (16)",
+		Severity: diag.Error, File: "tenancy.toml", Pos: diag.Pos{Line: 12, Column: 3},
+		Path: field.NewPath("teams.training.lendable"), Message: "exceeds guaranteed (16)",
 	}
 	kaiWarning := diag.Diagnostic{
-		Severity: diag.Warning, File: "tenancy.toml", Line: 20, Column: 1,
-		Field: "teams.research.borrow", Message: "KAI cannot cap borrowing exactly",
+		Severity: diag.Warning, File: "tenancy.toml", Pos: diag.Pos{Line: 20, Column: 1},
+		Path: field.NewPath("teams.research.borrow"), Message: "KAI cannot cap borrowing exactly",
 	}
-	syntax := diag.Diagnostic{Severity: diag.Error, File: "tenancy.toml", Line: 4, Column: 9, Message: "expected a value"}
+	syntax := diag.Diagnostic{Severity: diag.Error, File: "tenancy.toml", Pos: diag.Pos{Line: 4, Column: 9}, Message: "expected a value"}
 
 	tests := map[string]struct {
 		spec Spec
@@ -67,8 +68,8 @@ func TestRenderFailureResults(t *testing.T) {
 			spec: Spec{Agreement: "version = 1\n"},
 			path: "tenancy-generator.yaml",
 			err: &generator.AgreementError{Diagnostics: diag.List{{
-				Severity: diag.Error, File: inlinePath, Line: 2, Column: 1,
-				Field: "name", Message: "is required",
+				Severity: diag.Error, File: inlinePath, Pos: diag.Pos{Line: 2, Column: 1},
+				Path: field.NewPath("name"), Message: "is required",
 			}}},
 			want: framework.Results{{
 				Severity:    framework.Error,

@@ -331,7 +331,7 @@ func TestRenderSucceeds(t *testing.T) {
 	}
 	kai := generator.Options{Backend: generator.KAI}
 	// What KAI cannot express of lendingAgreement is said on stderr.
-	const kaiLendingWarning = "tenancy.toml:7:1: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n"
+	const kaiLendingWarning = "tenancy.toml:7:12: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n"
 	tests := map[string]struct {
 		agreement  string
 		args       []string

@@ -1,28 +1,58 @@
 // Package agreement decodes a parsed tenancy.toml into typed fields that keep
 // their positions, reporting unknown keys (with a suggestion for typos) and
-// wrong types. Semantic rules live in package validate.
+// wrong types, and applies the format's defaults once, so validation and
+// planning read the same values. Semantic rules live in package validate.
 package agreement
 
-import "github.com/tenancy-dev/tenancy/generator/load"
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenancy-dev/tenancy/generator/diag"
+)
 
 // Pos is a 1-based line and column in the agreement file.
-type Pos = load.Pos
+type Pos = diag.Pos
 
-// Int is an integer field: its value, whether it was set, and where.
+// State says what the file said about a value. A position says only where a
+// value is; whether it is there is the State's job.
+type State uint8
+
+const (
+	// Unset: the key is absent and has no default.
+	Unset State = iota
+	// Set: the key is written with a value of the right type.
+	Set
+	// Invalid: the key is written but its value could not be decoded; the
+	// problem is already reported.
+	Invalid
+	// Defaulted: the key is absent and Value holds the format's default.
+	Defaulted
+)
+
+// Int is an integer field: its value, its state, and where it is.
 type Int struct {
 	Value int64
-	Set   bool
-	Pos   Pos
-	Path  string
+	State State
+	Pos   Pos // the value when written; zero when unset
+	Path  *field.Path
 }
 
-// Str is a string field: its value, whether it was set, and where.
+// IsSet reports whether the file gives the value.
+func (i Int) IsSet() bool { return i.State == Set }
+
+// Str is a string field: its value, its state, and where it is.
 type Str struct {
 	Value string
-	Set   bool
-	Pos   Pos
-	Path  string
+	State State
+	Pos   Pos // the value when written; the owning table when defaulted
+	Path  *field.Path
 }
+
+// IsSet reports whether the file gives the value.
+func (s Str) IsSet() bool { return s.State == Set }
+
+// DefaultResource is the resource a flavor counts when it names none.
+const DefaultResource = "nvidia.com/gpu"
 
 // Agreement is the decoded file, in document order.
 type Agreement struct {
@@ -39,14 +69,14 @@ type Agreement struct {
 type Flavor struct {
 	Name        string
 	Pos         Pos
-	Path        string
-	Resource    Str
+	Path        *field.Path
+	Resource    Str // Defaulted to DefaultResource
 	Capacity    Int
 	NodeLabels  []Label
 	Tolerations []*Toleration
 }
 
-// Label is one node_labels entry.
+// Label is one node_labels entry; Value.Pos is the label's key.
 type Label struct {
 	Key   string
 	Value Str
@@ -55,7 +85,7 @@ type Label struct {
 // Toleration is one entry of a flavor's tolerations array.
 type Toleration struct {
 	Pos      Pos
-	Path     string
+	Path     *field.Path
 	Key      Str
 	Operator Str
 	Value    Str
@@ -70,28 +100,31 @@ type Priority struct {
 
 // Team is a [teams.NAME] table.
 type Team struct {
-	Name       string
-	Pos        Pos
-	Path       string
+	Name string
+	Pos  Pos
+	Path *field.Path
+	// Namespaces lists the team's namespaces; when the key is absent it
+	// holds the default, the team's name, in state Defaulted.
 	Namespaces []Str
-	// NamespacesField is the namespaces key itself; Set is false when the
-	// team relies on the default [NAME].
-	NamespacesField Str
-	Reclaim         Str
-	Weight          Int
-	VMs             Int
+	Reclaim    Str
+	Weight     Int
+	VMs        Int
 	// Shorthand holds quota keys written on the team itself, allowed when
 	// the agreement has one flavor. nil when none were written.
 	Shorthand *Quota
 	// Flavors holds [teams.NAME.flavors.FLAVOR] tables.
 	Flavors []*Quota
+	// ByFlavor is the team's quota per known flavor name, the shorthand
+	// resolved: what the agreement states, computed once by Decode.
+	// Unknown flavors are left out (validate reports them).
+	ByFlavor map[string]*Quota
 }
 
 // Quota is a team's guaranteed, lendable and borrow for one flavor.
 type Quota struct {
-	Flavor     string // empty for the shorthand until the plan fills it
+	Flavor     string // for the shorthand, the agreement's one flavor once resolved
 	Pos        Pos
-	Path       string
+	Path       *field.Path
 	Guaranteed Int
 	Lendable   Int
 	Borrow     Int
@@ -100,6 +133,16 @@ type Quota struct {
 // Topology is the optional [topology] table.
 type Topology struct {
 	Pos    Pos
-	Path   string
+	Path   *field.Path
 	Levels []Str
+}
+
+// Flavor returns the named flavor, or nil.
+func (a *Agreement) Flavor(name string) *Flavor {
+	for _, f := range a.Flavors {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }

@@ -3,8 +3,10 @@ package agreement
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/load"
@@ -20,112 +22,78 @@ var (
 	topologyKeys   = []string{"levels"}
 )
 
-// Decode turns a parsed document into an Agreement. Problems are returned as
-// error diagnostics; decoding goes on past them so one run reports all.
+// Decode turns a parsed document into an Agreement and applies the format's
+// defaults (see defaults), so every later step reads the same values.
+// Problems are returned as error diagnostics; decoding goes on past them so
+// one run reports all.
 func Decode(file string, root *load.Value) (*Agreement, diag.List) {
-	d := &decoder{file: file}
+	d := &decoder{r: diag.Reporter{File: file}}
 	a := &Agreement{File: file}
 	t := root.Table
-	d.unknown(t, "", rootKeys)
+	d.unknown(t, nil, rootKeys)
 
-	a.Version = d.int(t.Get("version"), "version")
-	a.Name = d.str(t.Get("name"), "name")
+	a.Version = d.int(t.Get("version"), field.NewPath("version"))
+	a.Name = d.str(t.Get("name"), field.NewPath("name"))
 
-	if v := d.table(t.Get("flavors"), "flavors"); v != nil {
+	if v := d.table(t.Get("flavors"), field.NewPath("flavors")); v != nil {
 		for _, name := range v.Table.Keys {
 			a.Flavors = append(a.Flavors, d.flavor(name, v.Table.Get(name)))
 		}
 	}
-	if v := d.table(t.Get("priorities"), "priorities"); v != nil {
+	priorities := field.NewPath("priorities")
+	if v := d.table(t.Get("priorities"), priorities); v != nil {
 		for _, name := range v.Table.Keys {
-			a.Priorities = append(a.Priorities, &Priority{Name: name, Value: d.int(v.Table.Get(name), "priorities."+quote(name))})
+			a.Priorities = append(a.Priorities, &Priority{Name: name, Value: d.int(v.Table.Get(name), diag.Key(priorities, name))})
 		}
 	}
-	if v := d.table(t.Get("teams"), "teams"); v != nil {
+	if v := d.table(t.Get("teams"), field.NewPath("teams")); v != nil {
 		for _, name := range v.Table.Keys {
 			if team := d.team(name, v.Table.Get(name)); team != nil {
 				a.Teams = append(a.Teams, team)
 			}
 		}
 	}
-	if v := d.table(t.Get("topology"), "topology"); v != nil {
-		a.Topology = &Topology{Pos: v.KeyPos, Path: "topology"}
-		d.unknown(v.Table, "topology", topologyKeys)
-		a.Topology.Levels = d.strings(v.Table.Get("levels"), "topology.levels")
+	topology := field.NewPath("topology")
+	if v := d.table(t.Get("topology"), topology); v != nil {
+		a.Topology = &Topology{Pos: v.KeyPos, Path: topology}
+		d.unknown(v.Table, topology, topologyKeys)
+		a.Topology.Levels = d.strings(v.Table.Get("levels"), topology.Child("levels"))
 	}
-	return a, d.diags
+	defaults(a)
+	return a, d.r.List
 }
 
 type decoder struct {
-	file  string
-	diags diag.List
-}
-
-func (d *decoder) errorf(pos Pos, path, format string, args ...any) {
-	d.diags = append(d.diags, diag.Diagnostic{
-		Severity: diag.Error, File: d.file, Line: pos.Line, Column: pos.Column,
-		Field: path, Message: fmt.Sprintf(format, args...),
-	})
-}
-
-// quote returns a TOML key as it appears in a field path: bare when it can
-// be, quoted otherwise (a flavor or team name with a dot in it).
-func quote(key string) string {
-	for _, r := range key {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return fmt.Sprintf("%q", key)
-		}
-	}
-	if key == "" {
-		return `""`
-	}
-	return key
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return quote(key)
-	}
-	return path + "." + quote(key)
+	r diag.Reporter
 }
 
 // unknown reports keys that are not in known, suggesting the closest known
 // key so a typo such as lendible is obvious.
-func (d *decoder) unknown(t *load.Fields, path string, known []string) {
+func (d *decoder) unknown(t *load.Fields, path *field.Path, known []string) {
 	for _, k := range t.Keys {
-		if contains(known, k) {
+		if slices.Contains(known, k) {
 			continue
 		}
 		msg := fmt.Sprintf("unknown key %q", k)
 		if s := suggest(k, known); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		} else {
-			sorted := append([]string(nil), known...)
-			sort.Strings(sorted)
+			sorted := slices.Sorted(slices.Values(known))
 			msg += fmt.Sprintf(" (known keys: %s)", strings.Join(sorted, ", "))
 		}
-		d.errorf(t.Get(k).KeyPos, join(path, k), "%s", msg)
+		d.r.Errorf(field.ErrorTypeNotSupported, t.Get(k).KeyPos, diag.Key(path, k), "%s", msg)
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func (d *decoder) typeError(v *load.Value, path, want string) {
+func (d *decoder) typeError(v *load.Value, path *field.Path, want string) {
 	got := v.Kind.String()
 	if v.Kind != load.Table && v.Kind != load.Array {
 		got += " " + v.Raw
 	}
-	d.errorf(v.Pos, path, "must be %s, got %s", want, got)
+	d.r.Errorf(field.ErrorTypeTypeInvalid, v.Pos, path, "must be %s, got %s", want, got)
 }
 
-func (d *decoder) table(v *load.Value, path string) *load.Value {
+func (d *decoder) table(v *load.Value, path *field.Path) *load.Value {
 	if v == nil {
 		return nil
 	}
@@ -136,47 +104,47 @@ func (d *decoder) table(v *load.Value, path string) *load.Value {
 	return v
 }
 
-func (d *decoder) int(v *load.Value, path string) Int {
+func (d *decoder) int(v *load.Value, path *field.Path) Int {
 	if v == nil {
 		return Int{Path: path}
 	}
-	out := Int{Pos: v.Pos, Path: path}
+	out := Int{Pos: v.Pos, Path: path, State: Invalid}
 	switch {
 	case v.Kind == load.Integer:
-		out.Value, out.Set = v.Int, true
+		out.Value, out.State = v.Int, Set
 	case v.Kind == load.Float && v.Float == math.Trunc(v.Float) && math.Abs(v.Float) < 1<<53:
-		d.errorf(v.Pos, path, "must be an integer, got float %s (write %d)", v.Raw, int64(v.Float))
+		d.r.Errorf(field.ErrorTypeTypeInvalid, v.Pos, path, "must be an integer, got float %s (write %d)", v.Raw, int64(v.Float))
 	case v.Kind == load.Float:
-		d.errorf(v.Pos, path, "must be a whole number, got %s", v.Raw)
+		d.r.Errorf(field.ErrorTypeTypeInvalid, v.Pos, path, "must be a whole number, got %s", v.Raw)
 	default:
 		d.typeError(v, path, "an integer")
 	}
 	return out
 }
 
-func (d *decoder) str(v *load.Value, path string) Str {
+func (d *decoder) str(v *load.Value, path *field.Path) Str {
 	if v == nil {
 		return Str{Path: path}
 	}
 	if v.Kind != load.String {
 		d.typeError(v, path, "a string")
-		return Str{Pos: v.Pos, Path: path}
+		return Str{Pos: v.Pos, Path: path, State: Invalid}
 	}
-	return Str{Value: v.Str, Set: true, Pos: v.Pos, Path: path}
+	return Str{Value: v.Str, State: Set, Pos: v.Pos, Path: path}
 }
 
-func (d *decoder) strings(v *load.Value, path string) []Str {
+func (d *decoder) strings(v *load.Value, path *field.Path) []Str {
 	if v == nil {
 		return nil
 	}
 	if v.Kind != load.Array {
 		d.typeError(v, path, "an array of strings")
-		return nil
+		return []Str{} // written, so not nil: nil means absent
 	}
 	out := make([]Str, 0, len(v.Items))
 	for i, item := range v.Items {
-		s := d.str(item, fmt.Sprintf("%s[%d]", path, i))
-		if s.Set {
+		s := d.str(item, path.Index(i))
+		if s.IsSet() {
 			out = append(out, s)
 		}
 	}
@@ -184,31 +152,31 @@ func (d *decoder) strings(v *load.Value, path string) []Str {
 }
 
 func (d *decoder) flavor(name string, v *load.Value) *Flavor {
-	path := join("flavors", name)
+	path := diag.Key(field.NewPath("flavors"), name)
 	f := &Flavor{Name: name, Path: path, Pos: v.KeyPos}
 	if d.table(v, path) == nil {
 		return f
 	}
 	t := v.Table
 	d.unknown(t, path, flavorKeys)
-	f.Resource = d.str(t.Get("resource"), path+".resource")
-	f.Capacity = d.int(t.Get("capacity"), path+".capacity")
-	f.Capacity.Pos = keyOr(t.Get("capacity"), f.Pos)
-	if labels := d.table(t.Get("node_labels"), path+".node_labels"); labels != nil {
+	f.Resource = d.str(t.Get("resource"), path.Child("resource"))
+	f.Capacity = d.int(t.Get("capacity"), path.Child("capacity"))
+	labelsPath := path.Child("node_labels")
+	if labels := d.table(t.Get("node_labels"), labelsPath); labels != nil {
 		for _, k := range labels.Table.Keys {
 			lv := labels.Table.Get(k)
-			s := d.str(lv, join(path+".node_labels", k))
+			s := d.str(lv, diag.Key(labelsPath, k))
 			s.Pos = lv.KeyPos
 			f.NodeLabels = append(f.NodeLabels, Label{Key: k, Value: s})
 		}
 	}
 	if tv := t.Get("tolerations"); tv != nil {
-		tpath := path + ".tolerations"
+		tpath := path.Child("tolerations")
 		if tv.Kind != load.Array {
 			d.typeError(tv, tpath, "an array of tables")
 		} else {
 			for i, item := range tv.Items {
-				ipath := fmt.Sprintf("%s[%d]", tpath, i)
+				ipath := tpath.Index(i)
 				if d.table(item, ipath) == nil {
 					continue
 				}
@@ -216,10 +184,10 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 				f.Tolerations = append(f.Tolerations, &Toleration{
 					Pos:      item.Pos,
 					Path:     ipath,
-					Key:      d.str(item.Table.Get("key"), ipath+".key"),
-					Operator: d.str(item.Table.Get("operator"), ipath+".operator"),
-					Value:    d.str(item.Table.Get("value"), ipath+".value"),
-					Effect:   d.str(item.Table.Get("effect"), ipath+".effect"),
+					Key:      d.str(item.Table.Get("key"), ipath.Child("key")),
+					Operator: d.str(item.Table.Get("operator"), ipath.Child("operator")),
+					Value:    d.str(item.Table.Get("value"), ipath.Child("value")),
+					Effect:   d.str(item.Table.Get("effect"), ipath.Child("effect")),
 				})
 			}
 		}
@@ -227,16 +195,8 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	return f
 }
 
-// keyOr points a field at its key when it has one, else at the table.
-func keyOr(v *load.Value, fallback Pos) Pos {
-	if v == nil {
-		return fallback
-	}
-	return v.Pos
-}
-
 func (d *decoder) team(name string, v *load.Value) *Team {
-	path := join("teams", name)
+	path := diag.Key(field.NewPath("teams"), name)
 	if d.table(v, path) == nil {
 		return nil
 	}
@@ -244,15 +204,14 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 	team := &Team{Name: name, Pos: v.KeyPos, Path: path}
 	d.unknown(t, path, teamKeys)
 	if ns := t.Get("namespaces"); ns != nil {
-		team.NamespacesField = Str{Set: true, Pos: ns.KeyPos, Path: path + ".namespaces"}
-		team.Namespaces = d.strings(ns, path+".namespaces")
+		team.Namespaces = d.strings(ns, path.Child("namespaces"))
 		if ns.Kind == load.Array && len(ns.Items) == 0 {
-			d.errorf(ns.Pos, path+".namespaces", "must list at least one namespace (leave it out to use [%q])", name)
+			d.r.Errorf(field.ErrorTypeRequired, ns.Pos, path.Child("namespaces"), "must list at least one namespace (leave it out to use [%q])", name)
 		}
 	}
-	team.Reclaim = d.str(t.Get("reclaim"), path+".reclaim")
-	team.Weight = d.int(t.Get("weight"), path+".weight")
-	team.VMs = d.int(t.Get("vms"), path+".vms")
+	team.Reclaim = d.str(t.Get("reclaim"), path.Child("reclaim"))
+	team.Weight = d.int(t.Get("weight"), path.Child("weight"))
+	team.VMs = d.int(t.Get("vms"), path.Child("vms"))
 
 	for _, k := range quotaKeys {
 		if t.Get(k) != nil {
@@ -260,31 +219,30 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 			break
 		}
 	}
-	if fv := d.table(t.Get("flavors"), path+".flavors"); fv != nil {
+	flavors := path.Child("flavors")
+	if fv := d.table(t.Get("flavors"), flavors); fv != nil {
 		for _, fname := range fv.Table.Keys {
 			qv := fv.Table.Get(fname)
-			qpath := join(path+".flavors", fname)
+			qpath := diag.Key(flavors, fname)
 			if d.table(qv, qpath) == nil {
 				continue
 			}
 			d.unknown(qv.Table, qpath, quotaKeys)
-			q := d.quota(fname, qv, qpath)
-			q.Pos = qv.KeyPos
-			team.Flavors = append(team.Flavors, q)
+			team.Flavors = append(team.Flavors, d.quota(fname, qv, qpath))
 		}
 	}
 	return team
 }
 
-func (d *decoder) quota(flavor string, v *load.Value, path string) *Quota {
+func (d *decoder) quota(flavor string, v *load.Value, path *field.Path) *Quota {
 	t := v.Table
 	return &Quota{
 		Flavor:     flavor,
 		Pos:        v.KeyPos,
 		Path:       path,
-		Guaranteed: d.int(t.Get("guaranteed"), path+".guaranteed"),
-		Lendable:   d.int(t.Get("lendable"), path+".lendable"),
-		Borrow:     d.int(t.Get("borrow"), path+".borrow"),
+		Guaranteed: d.int(t.Get("guaranteed"), path.Child("guaranteed")),
+		Lendable:   d.int(t.Get("lendable"), path.Child("lendable")),
+		Borrow:     d.int(t.Get("borrow"), path.Child("borrow")),
 	}
 }
 

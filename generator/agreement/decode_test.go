@@ -4,9 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 	"github.com/tenancy-dev/tenancy/generator/load"
 )
 
@@ -21,9 +24,9 @@ func decodeSource(t *testing.T, src string) (*agreement.Agreement, diag.List) {
 	return agreement.Decode("tenancy.toml", root)
 }
 
-// decodeErr builds the error diagnostic Decode reports for tenancy.toml.
-func decodeErr(line, col int, field, msg string) diag.Diagnostic {
-	return diag.Diagnostic{Severity: diag.Error, File: "tenancy.toml", Line: line, Column: col, Field: field, Message: msg}
+// decodeErr is the error diagnostic Decode reports for tenancy.toml.
+func decodeErr(line, col int, path string, typ field.ErrorType) diag.Diagnostic {
+	return diagtest.Error("tenancy.toml", line, col, path, typ)
 }
 
 func TestDecodeProblems(t *testing.T) {
@@ -57,132 +60,132 @@ levels = ["kubernetes.io/hostname"]
 		},
 		"unknown key at the top": {
 			src:  "version = 1\nnmae = \"pool\"\n",
-			want: diag.List{decodeErr(2, 1, "nmae", `unknown key "nmae" (did you mean "name"?)`)},
+			want: diag.List{decodeErr(2, 1, "nmae", field.ErrorTypeNotSupported)},
 		},
 		"unknown key with no close match lists the known keys": {
 			src:  "version = 1\ncluster = \"x\"\n",
-			want: diag.List{decodeErr(2, 1, "cluster", `unknown key "cluster" (known keys: flavors, name, priorities, teams, topology, version)`)},
+			want: diag.List{decodeErr(2, 1, "cluster", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in a flavor": {
 			src:  "[flavors.h100]\ncapacty = 32\n",
-			want: diag.List{decodeErr(2, 1, "flavors.h100.capacty", `unknown key "capacty" (did you mean "capacity"?)`)},
+			want: diag.List{decodeErr(2, 1, "flavors.h100.capacty", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in a toleration": {
 			src:  "[flavors.h100]\ntolerations = [{ key = \"k\", efect = \"NoSchedule\" }]\n",
-			want: diag.List{decodeErr(2, 29, "flavors.h100.tolerations[0].efect", `unknown key "efect" (did you mean "effect"?)`)},
+			want: diag.List{decodeErr(2, 29, "flavors.h100.tolerations[0].efect", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in an array-of-tables toleration": {
 			src:  "[flavors.h100]\n[[flavors.h100.tolerations]]\nkey = \"k\"\n[[flavors.h100.tolerations]]\nvalu = \"v\"\n",
-			want: diag.List{decodeErr(5, 1, "flavors.h100.tolerations[1].valu", `unknown key "valu" (did you mean "value"?)`)},
+			want: diag.List{decodeErr(5, 1, "flavors.h100.tolerations[1].valu", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in a team: lendible": {
 			src:  "[teams.training]\nguaranteed = 16\nlendible = 8\n",
-			want: diag.List{decodeErr(3, 1, "teams.training.lendible", `unknown key "lendible" (did you mean "lendable"?)`)},
+			want: diag.List{decodeErr(3, 1, "teams.training.lendible", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in a team's flavor quota": {
 			src:  "[teams.training.flavors.h100]\nguaranteed = 16\nLendable = 8\n",
-			want: diag.List{decodeErr(3, 1, "teams.training.flavors.h100.Lendable", `unknown key "Lendable" (did you mean "lendable"?)`)},
+			want: diag.List{decodeErr(3, 1, "teams.training.flavors.h100.Lendable", field.ErrorTypeNotSupported)},
 		},
 		"unknown key in topology": {
 			src:  "[topology]\nlevel = [\"kubernetes.io/hostname\"]\n",
-			want: diag.List{decodeErr(2, 1, "topology.level", `unknown key "level" (did you mean "levels"?)`)},
+			want: diag.List{decodeErr(2, 1, "topology.level", field.ErrorTypeNotSupported)},
 		},
 		"unknown keys are quoted in the path when they must be": {
 			src:  "[teams.a]\n\"lend.able\" = 1\n",
-			want: diag.List{decodeErr(2, 1, `teams.a."lend.able"`, `unknown key "lend.able" (did you mean "lendable"?)`)},
+			want: diag.List{decodeErr(2, 1, "teams.a[lend.able]", field.ErrorTypeNotSupported)},
 		},
 		"string for an integer": {
 			src: "version = \"1\"\n[flavors.h100]\ncapacity = \"32\"\n",
 			want: diag.List{
-				decodeErr(1, 11, "version", `must be an integer, got string "1"`),
-				decodeErr(3, 12, "flavors.h100.capacity", `must be an integer, got string "32"`),
+				decodeErr(1, 11, "version", field.ErrorTypeTypeInvalid),
+				decodeErr(3, 12, "flavors.h100.capacity", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"table for a string": {
 			src:  "name = { pool = \"gpu\" }\n",
-			want: diag.List{decodeErr(1, 8, "name", "must be a string, got table")},
+			want: diag.List{decodeErr(1, 8, "name", field.ErrorTypeTypeInvalid)},
 		},
 		"array for a string": {
 			src:  "[teams.a]\nreclaim = [\"wait\"]\n",
-			want: diag.List{decodeErr(2, 11, "teams.a.reclaim", "must be a string, got array")},
+			want: diag.List{decodeErr(2, 11, "teams.a.reclaim", field.ErrorTypeTypeInvalid)},
 		},
 		"integer for a string": {
 			src:  "[flavors.h100]\nresource = 5\n",
-			want: diag.List{decodeErr(2, 12, "flavors.h100.resource", "must be a string, got integer 5")},
+			want: diag.List{decodeErr(2, 12, "flavors.h100.resource", field.ErrorTypeTypeInvalid)},
 		},
 		"boolean for an integer": {
 			src:  "[teams.a]\nvms = true\n",
-			want: diag.List{decodeErr(2, 7, "teams.a.vms", "must be an integer, got boolean true")},
+			want: diag.List{decodeErr(2, 7, "teams.a.vms", field.ErrorTypeTypeInvalid)},
 		},
 		"date for an integer": {
 			src:  "[teams.a]\nweight = 2026-01-01\n",
-			want: diag.List{decodeErr(2, 10, "teams.a.weight", "must be an integer, got date-time 2026-01-01")},
+			want: diag.List{decodeErr(2, 10, "teams.a.weight", field.ErrorTypeTypeInvalid)},
 		},
 		"non-integer GPU count": {
 			src:  "[teams.a]\nguaranteed = 8.5\n",
-			want: diag.List{decodeErr(2, 14, "teams.a.guaranteed", "must be a whole number, got 8.5")},
+			want: diag.List{decodeErr(2, 14, "teams.a.guaranteed", field.ErrorTypeTypeInvalid)},
 		},
 		"whole float GPU count": {
 			src:  "[teams.a.flavors.h100]\nborrow = 8.0\n",
-			want: diag.List{decodeErr(2, 10, "teams.a.flavors.h100.borrow", "must be an integer, got float 8.0 (write 8)")},
+			want: diag.List{decodeErr(2, 10, "teams.a.flavors.h100.borrow", field.ErrorTypeTypeInvalid)},
 		},
 		"infinite GPU count": {
 			src:  "[flavors.h100]\ncapacity = inf\n",
-			want: diag.List{decodeErr(2, 12, "flavors.h100.capacity", "must be a whole number, got inf")},
+			want: diag.List{decodeErr(2, 12, "flavors.h100.capacity", field.ErrorTypeTypeInvalid)},
 		},
 		"huge float GPU count": {
 			src:  "[flavors.h100]\ncapacity = 1e300\n",
-			want: diag.List{decodeErr(2, 12, "flavors.h100.capacity", "must be a whole number, got 1e300")},
+			want: diag.List{decodeErr(2, 12, "flavors.h100.capacity", field.ErrorTypeTypeInvalid)},
 		},
 		"string for a table": {
 			src: "flavors = \"h100\"\nteams = 3\npriorities = []\ntopology = \"rack\"\n",
 			want: diag.List{
-				decodeErr(1, 11, "flavors", `must be a table, got string "h100"`),
-				decodeErr(2, 9, "teams", "must be a table, got integer 3"),
-				decodeErr(3, 14, "priorities", "must be a table, got array"),
-				decodeErr(4, 12, "topology", `must be a table, got string "rack"`),
+				decodeErr(1, 11, "flavors", field.ErrorTypeTypeInvalid),
+				decodeErr(2, 9, "teams", field.ErrorTypeTypeInvalid),
+				decodeErr(3, 14, "priorities", field.ErrorTypeTypeInvalid),
+				decodeErr(4, 12, "topology", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"value for a flavor, a team and a team's flavor": {
 			src: "[flavors]\nh100 = 32\n[teams]\na = 8\n[teams.b]\nflavors.h100 = 8\n",
 			want: diag.List{
-				decodeErr(2, 8, "flavors.h100", "must be a table, got integer 32"),
-				decodeErr(4, 5, "teams.a", "must be a table, got integer 8"),
-				decodeErr(6, 16, "teams.b.flavors.h100", "must be a table, got integer 8"),
+				decodeErr(2, 8, "flavors.h100", field.ErrorTypeTypeInvalid),
+				decodeErr(4, 5, "teams.a", field.ErrorTypeTypeInvalid),
+				decodeErr(6, 16, "teams.b.flavors.h100", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"string for an array": {
 			src: "[teams.a]\nnamespaces = \"a\"\n[topology]\nlevels = \"kubernetes.io/hostname\"\n",
 			want: diag.List{
-				decodeErr(2, 14, "teams.a.namespaces", `must be an array of strings, got string "a"`),
-				decodeErr(4, 10, "topology.levels", `must be an array of strings, got string "kubernetes.io/hostname"`),
+				decodeErr(2, 14, "teams.a.namespaces", field.ErrorTypeTypeInvalid),
+				decodeErr(4, 10, "topology.levels", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"wrong item types": {
 			src: "[teams.a]\nnamespaces = [\"a\", 2, [\"c\"]]\n",
 			want: diag.List{
-				decodeErr(2, 20, "teams.a.namespaces[1]", "must be a string, got integer 2"),
-				decodeErr(2, 23, "teams.a.namespaces[2]", "must be a string, got array"),
+				decodeErr(2, 20, "teams.a.namespaces[1]", field.ErrorTypeTypeInvalid),
+				decodeErr(2, 23, "teams.a.namespaces[2]", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"empty namespaces": {
 			src:  "[teams.a]\nnamespaces = []\n",
-			want: diag.List{decodeErr(2, 14, "teams.a.namespaces", `must list at least one namespace (leave it out to use ["a"])`)},
+			want: diag.List{decodeErr(2, 14, "teams.a.namespaces", field.ErrorTypeRequired)},
 		},
 		"tolerations not an array of tables": {
 			src: "[flavors.h100]\ntolerations = { key = \"k\" }\n[flavors.a100]\ntolerations = [\"k\"]\n",
 			want: diag.List{
-				decodeErr(2, 15, "flavors.h100.tolerations", "must be an array of tables, got table"),
-				decodeErr(4, 16, "flavors.a100.tolerations[0]", `must be a table, got string "k"`),
+				decodeErr(2, 15, "flavors.h100.tolerations", field.ErrorTypeTypeInvalid),
+				decodeErr(4, 16, "flavors.a100.tolerations[0]", field.ErrorTypeTypeInvalid),
 			},
 		},
 		"node label of the wrong type": {
 			src:  "[flavors.h100]\nnode_labels = { \"nvidia.com/gpu.count\" = 8 }\n",
-			want: diag.List{decodeErr(2, 42, `flavors.h100.node_labels."nvidia.com/gpu.count"`, "must be a string, got integer 8")},
+			want: diag.List{decodeErr(2, 42, "flavors.h100.node_labels[nvidia.com/gpu.count]", field.ErrorTypeTypeInvalid)},
 		},
 		"priority of the wrong type": {
 			src:  "[priorities]\nhigh = \"1000\"\n",
-			want: diag.List{decodeErr(2, 8, "priorities.high", `must be an integer, got string "1000"`)},
+			want: diag.List{decodeErr(2, 8, "priorities.high", field.ErrorTypeTypeInvalid)},
 		},
 		"every problem is reported": {
 			src: `version = "1"
@@ -194,11 +197,11 @@ lendible = 2
 guaranteed = "8"
 `,
 			want: diag.List{
-				decodeErr(1, 11, "version", `must be an integer, got string "1"`),
-				decodeErr(2, 1, "naem", `unknown key "naem" (did you mean "name"?)`),
-				decodeErr(4, 12, "flavors.h100.capacity", "must be a whole number, got 8.5"),
-				decodeErr(6, 1, "teams.a.lendible", `unknown key "lendible" (did you mean "lendable"?)`),
-				decodeErr(7, 14, "teams.a.guaranteed", `must be an integer, got string "8"`),
+				decodeErr(1, 11, "version", field.ErrorTypeTypeInvalid),
+				decodeErr(2, 1, "naem", field.ErrorTypeNotSupported),
+				decodeErr(4, 12, "flavors.h100.capacity", field.ErrorTypeTypeInvalid),
+				decodeErr(6, 1, "teams.a.lendible", field.ErrorTypeNotSupported),
+				decodeErr(7, 14, "teams.a.guaranteed", field.ErrorTypeTypeInvalid),
 			},
 		},
 	}
@@ -206,7 +209,7 @@ guaranteed = "8"
 		t.Run(name, func(t *testing.T) {
 			_, got := decodeSource(t, tc.src)
 			got.Sort() // as the pipeline does: by position, whichever check found it
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
 				t.Errorf("Decode diagnostics (-want,+got):\n%s", diff)
 			}
 		})
@@ -242,77 +245,89 @@ levels = ["kubernetes.io/hostname"]
 		t.Fatalf("Decode: %s", diags)
 	}
 	pos := func(line, col int) agreement.Pos { return agreement.Pos{Line: line, Column: col} }
-	unsetInt := func(path string) agreement.Int { return agreement.Int{Path: path} }
-	unsetStr := func(path string) agreement.Str { return agreement.Str{Path: path} }
+	path := field.NewPath // compared by text: see diagtest.Paths
+	unsetInt := func(p string) agreement.Int { return agreement.Int{Path: path(p)} }
+	unsetStr := func(p string) agreement.Str { return agreement.Str{Path: path(p)} }
 	want := &agreement.Agreement{
 		File:    "tenancy.toml",
-		Version: agreement.Int{Value: 1, Set: true, Pos: pos(1, 11), Path: "version"},
-		Name:    agreement.Str{Value: "gpu-pool", Set: true, Pos: pos(2, 8), Path: "name"},
+		Version: agreement.Int{Value: 1, State: agreement.Set, Pos: pos(1, 11), Path: path("version")},
+		Name:    agreement.Str{Value: "gpu-pool", State: agreement.Set, Pos: pos(2, 8), Path: path("name")},
 		Flavors: []*agreement.Flavor{{
 			Name:     "h100",
 			Pos:      pos(3, 10),
-			Path:     "flavors.h100",
-			Resource: unsetStr("flavors.h100.resource"),
-			Capacity: agreement.Int{Value: 32, Set: true, Pos: pos(4, 12), Path: "flavors.h100.capacity"},
+			Path:     path("flavors.h100"),
+			Resource: agreement.Str{Value: "nvidia.com/gpu", State: agreement.Defaulted, Pos: pos(3, 10), Path: path("flavors.h100.resource")},
+			Capacity: agreement.Int{Value: 32, State: agreement.Set, Pos: pos(4, 12), Path: path("flavors.h100.capacity")},
 			NodeLabels: []agreement.Label{{
 				Key:   "nvidia.com/gpu.product",
-				Value: agreement.Str{Value: "H100", Set: true, Pos: pos(5, 17), Path: `flavors.h100.node_labels."nvidia.com/gpu.product"`},
+				Value: agreement.Str{Value: "H100", State: agreement.Set, Pos: pos(5, 17), Path: path("flavors.h100.node_labels[nvidia.com/gpu.product]")},
 			}},
 			Tolerations: []*agreement.Toleration{{
 				Pos:      pos(6, 16),
-				Path:     "flavors.h100.tolerations[0]",
-				Key:      agreement.Str{Value: "nvidia.com/gpu", Set: true, Pos: pos(7, 7), Path: "flavors.h100.tolerations[0].key"},
-				Operator: agreement.Str{Value: "Exists", Set: true, Pos: pos(8, 12), Path: "flavors.h100.tolerations[0].operator"},
+				Path:     path("flavors.h100.tolerations[0]"),
+				Key:      agreement.Str{Value: "nvidia.com/gpu", State: agreement.Set, Pos: pos(7, 7), Path: path("flavors.h100.tolerations[0].key")},
+				Operator: agreement.Str{Value: "Exists", State: agreement.Set, Pos: pos(8, 12), Path: path("flavors.h100.tolerations[0].operator")},
 				Value:    unsetStr("flavors.h100.tolerations[0].value"),
 				Effect:   unsetStr("flavors.h100.tolerations[0].effect"),
 			}},
 		}},
 		Priorities: []*agreement.Priority{{
 			Name:  "high",
-			Value: agreement.Int{Value: 1000, Set: true, Pos: pos(10, 8), Path: "priorities.high"},
+			Value: agreement.Int{Value: 1000, State: agreement.Set, Pos: pos(10, 8), Path: path("priorities.high")},
 		}},
 		Teams: []*agreement.Team{
 			{
-				Name:    "training",
-				Pos:     pos(11, 8),
-				Path:    "teams.training",
-				Reclaim: unsetStr("teams.training.reclaim"),
-				Weight:  unsetInt("teams.training.weight"),
-				VMs:     unsetInt("teams.training.vms"),
+				Name:       "training",
+				Pos:        pos(11, 8),
+				Path:       path("teams.training"),
+				Namespaces: []agreement.Str{{Value: "training", State: agreement.Defaulted, Pos: pos(11, 8), Path: path("teams.training")}},
+				Reclaim:    unsetStr("teams.training.reclaim"),
+				Weight:     unsetInt("teams.training.weight"),
+				VMs:        unsetInt("teams.training.vms"),
 				Shorthand: &agreement.Quota{
 					Pos:        pos(11, 8),
-					Path:       "teams.training",
-					Guaranteed: agreement.Int{Value: 16, Set: true, Pos: pos(12, 14), Path: "teams.training.guaranteed"},
-					Lendable:   agreement.Int{Value: 8, Set: true, Pos: pos(13, 12), Path: "teams.training.lendable"},
+					Path:       path("teams.training"),
+					Guaranteed: agreement.Int{Value: 16, State: agreement.Set, Pos: pos(12, 14), Path: path("teams.training.guaranteed")},
+					Lendable:   agreement.Int{Value: 8, State: agreement.Set, Pos: pos(13, 12), Path: path("teams.training.lendable")},
 					Borrow:     unsetInt("teams.training.borrow"),
 				},
 			},
 			{
-				Name:            "dotted.name",
-				Pos:             pos(14, 8),
-				Path:            `teams."dotted.name"`,
-				Namespaces:      []agreement.Str{{Value: "x", Set: true, Pos: pos(15, 15), Path: `teams."dotted.name".namespaces[0]`}},
-				NamespacesField: agreement.Str{Set: true, Pos: pos(15, 1), Path: `teams."dotted.name".namespaces`},
-				Reclaim:         agreement.Str{Value: "wait", Set: true, Pos: pos(16, 11), Path: `teams."dotted.name".reclaim`},
-				Weight:          agreement.Int{Value: 2, Set: true, Pos: pos(17, 10), Path: `teams."dotted.name".weight`},
-				VMs:             agreement.Int{Value: 0, Set: true, Pos: pos(18, 7), Path: `teams."dotted.name".vms`},
+				Name:       "dotted.name",
+				Pos:        pos(14, 8),
+				Path:       path(`teams[dotted.name]`),
+				Namespaces: []agreement.Str{{Value: "x", State: agreement.Set, Pos: pos(15, 15), Path: path(`teams[dotted.name].namespaces[0]`)}},
+				Reclaim:    agreement.Str{Value: "wait", State: agreement.Set, Pos: pos(16, 11), Path: path(`teams[dotted.name].reclaim`)},
+				Weight:     agreement.Int{Value: 2, State: agreement.Set, Pos: pos(17, 10), Path: path(`teams[dotted.name].weight`)},
+				VMs:        agreement.Int{Value: 0, State: agreement.Set, Pos: pos(18, 7), Path: path(`teams[dotted.name].vms`)},
 				Flavors: []*agreement.Quota{{
 					Flavor:     "h100",
 					Pos:        pos(19, 30),
-					Path:       `teams."dotted.name".flavors.h100`,
-					Guaranteed: unsetInt(`teams."dotted.name".flavors.h100.guaranteed`),
-					Lendable:   unsetInt(`teams."dotted.name".flavors.h100.lendable`),
-					Borrow:     agreement.Int{Value: 4, Set: true, Pos: pos(20, 10), Path: `teams."dotted.name".flavors.h100.borrow`},
+					Path:       path(`teams[dotted.name].flavors.h100`),
+					Guaranteed: unsetInt(`teams[dotted.name].flavors.h100.guaranteed`),
+					Lendable:   unsetInt(`teams[dotted.name].flavors.h100.lendable`),
+					Borrow:     agreement.Int{Value: 4, State: agreement.Set, Pos: pos(20, 10), Path: path(`teams[dotted.name].flavors.h100.borrow`)},
 				}},
 			},
 		},
 		Topology: &agreement.Topology{
 			Pos:    pos(21, 2),
-			Path:   "topology",
-			Levels: []agreement.Str{{Value: "kubernetes.io/hostname", Set: true, Pos: pos(22, 11), Path: "topology.levels[0]"}},
+			Path:   path("topology"),
+			Levels: []agreement.Str{{Value: "kubernetes.io/hostname", State: agreement.Set, Pos: pos(22, 11), Path: path("topology.levels[0]")}},
 		},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor")); diff != "" {
 		t.Errorf("Decode (-want,+got):\n%s", diff)
+	}
+	// ByFlavor resolves the shorthand to the one flavor, and points at the
+	// quotas decoded, not copies.
+	if len(got.Teams) == 2 {
+		training, dotted := got.Teams[0], got.Teams[1]
+		if q := training.ByFlavor["h100"]; q == nil || q != training.Shorthand || len(training.ByFlavor) != 1 {
+			t.Errorf("training.ByFlavor = %v, want the shorthand under h100", training.ByFlavor)
+		}
+		if q := dotted.ByFlavor["h100"]; q == nil || q != dotted.Flavors[0] || len(dotted.ByFlavor) != 1 {
+			t.Errorf("dotted.name.ByFlavor = %v, want its h100 table", dotted.ByFlavor)
+		}
 	}
 }

@@ -1,11 +1,17 @@
 // Package diag holds the problems found in an agreement: each tied to a file,
 // a position and a field path, so one run can report all of them at once.
+//
+// Field paths are apimachinery's field.Path, the type Kueue's webhooks and
+// the API server build their errors with; Key is the one way tenancy adds a
+// TOML key to one, so every step names a field alike.
 package diag
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Severity says whether a diagnostic stops rendering.
@@ -18,14 +24,46 @@ const (
 	Warning Severity = "warning"
 )
 
+// Pos is a 1-based line and column; the zero Pos means "no position".
+type Pos struct {
+	Line, Column int
+}
+
+// IsZero reports whether the position is unknown.
+func (p Pos) IsZero() bool { return p.Line == 0 }
+
+// Before reports whether p comes before q in the file.
+func (p Pos) Before(q Pos) bool {
+	return p.Line < q.Line || p.Line == q.Line && p.Column < q.Column
+}
+
+// Origin is where a value of the agreement was written, kept beside values
+// derived from it so a later step can report a located problem without the
+// file.
+type Origin struct {
+	Pos  Pos
+	Path *field.Path
+}
+
 // Diagnostic is one problem in an agreement file.
 type Diagnostic struct {
 	Severity Severity
-	File     string // path of the agreement as the user named it
-	Line     int    // 1-based; 0 when the problem has no single position
-	Column   int    // 1-based; 0 when unknown
-	Field    string // field path such as teams.training.lendable; empty for file-level problems
-	Message  string
+	// Type says what kind of problem it is, in apimachinery's vocabulary
+	// (Required, Invalid, NotSupported, Duplicate, ...), so tests and
+	// tools can tell problems apart without reading the message.
+	Type    field.ErrorType
+	File    string      // path of the agreement as the user named it
+	Pos     Pos         // where the problem is; zero when it has no single position
+	Path    *field.Path // e.g. teams.training.lendable; nil for file-level problems
+	Message string
+}
+
+// Field returns the field path as text, or "" for file-level problems.
+func (d Diagnostic) Field() string {
+	if d.Path == nil {
+		return ""
+	}
+	return d.Path.String()
 }
 
 // String formats the diagnostic the way compilers do, so editors and CI
@@ -33,22 +71,77 @@ type Diagnostic struct {
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	b.WriteString(d.File)
-	if d.Line > 0 {
-		fmt.Fprintf(&b, ":%d", d.Line)
-		if d.Column > 0 {
-			fmt.Fprintf(&b, ":%d", d.Column)
+	if d.Pos.Line > 0 {
+		fmt.Fprintf(&b, ":%d", d.Pos.Line)
+		if d.Pos.Column > 0 {
+			fmt.Fprintf(&b, ":%d", d.Pos.Column)
 		}
 	}
 	b.WriteString(": ")
 	if d.Severity == Warning {
 		b.WriteString("warning: ")
 	}
-	if d.Field != "" {
-		b.WriteString(d.Field)
+	if f := d.Field(); f != "" {
+		b.WriteString(f)
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Message)
 	return b.String()
+}
+
+// Key returns path with a TOML key appended: as a child (.key) when the key
+// is a bare TOML key, as a map key ([key]) when it needs quoting in TOML,
+// e.g. a node label such as nvidia.com/gpu.product. A path so built reads as
+// the user wrote the file and never parses two ways.
+func Key(path *field.Path, key string) *field.Path {
+	if bare(key) {
+		if path == nil {
+			return field.NewPath(key)
+		}
+		return path.Child(key)
+	}
+	if path == nil {
+		// A quoted key at the root has no parent to index; name it as
+		// TOML would.
+		return field.NewPath(fmt.Sprintf("%q", key))
+	}
+	return path.Key(key)
+}
+
+// bare reports whether TOML allows key unquoted.
+func bare(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, r := range key {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Reporter collects diagnostics for one file.
+type Reporter struct {
+	File string
+	List List
+}
+
+// Errorf reports an error of the given type at pos.
+func (r *Reporter) Errorf(typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
+	r.add(Error, typ, pos, path, format, args...)
+}
+
+// Warnf reports a warning of the given type at pos.
+func (r *Reporter) Warnf(typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
+	r.add(Warning, typ, pos, path, format, args...)
+}
+
+func (r *Reporter) add(sev Severity, typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
+	r.List = append(r.List, Diagnostic{
+		Severity: sev, Type: typ, File: r.File, Pos: pos, Path: path,
+		Message: fmt.Sprintf(format, args...),
+	})
 }
 
 // List is an ordered collection of diagnostics.
@@ -78,14 +171,11 @@ func (l List) Sort() {
 		if a.File != b.File {
 			return a.File < b.File
 		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
+		if a.Pos != b.Pos {
+			return a.Pos.Before(b.Pos)
 		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		if a.Field != b.Field {
-			return a.Field < b.Field
+		if fa, fb := a.Field(), b.Field(); fa != fb {
+			return fa < fb
 		}
 		return a.Message < b.Message
 	})

@@ -1,9 +1,12 @@
 package diff
 
 import (
-	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/plan"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
 // Small builders, so the cases read like the agreements they stand for:
@@ -82,10 +85,18 @@ func object(kind, namespace, name string, spec map[string]any) generator.Object 
 	if err != nil {
 		panic(err)
 	}
-	return generator.Object{APIVersion: "kueue.x-k8s.io/v1beta2", Kind: kind, Namespace: namespace, Name: name, Fields: fields, YAML: y}
+	return generator.Object{Fields: fields, YAML: y}
 }
 
 func withWarning(r *generator.Result, field, msg string) *generator.Result {
-	r.Warnings = append(r.Warnings, generator.Diagnostic{Severity: "warning", File: "tenancy.toml", Line: 30, Column: 1, Field: field, Message: msg})
+	r.Warnings = append(r.Warnings, generator.Diagnostic{Severity: "warning", File: "tenancy.toml", Pos: diag.Pos{Line: 30, Column: 1}, Path: fieldPath(field), Message: msg})
 	return r
+}
+
+// fieldPath is the path a diagnostic names, written as it prints.
+func fieldPath(s string) *field.Path {
+	if s == "" {
+		return nil
+	}
+	return field.NewPath(s)
 }

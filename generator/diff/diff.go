@@ -167,7 +167,7 @@ type indexed struct {
 }
 
 func keyOf(o generator.Object) ObjectKey {
-	return ObjectKey{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+	return ObjectKey{APIVersion: o.APIVersion(), Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
 }
 
 func keys(r *generator.Result) []ObjectKey {

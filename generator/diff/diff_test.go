@@ -190,8 +190,8 @@ func TestCompareFields(t *testing.T) {
 			[]string{"spec.weight: 1 → 2"}},
 		"added and removed keys": {`{"a":1}`, `{"b":"x"}`,
 			[]string{"a: 1 → (unset)", "b: (unset) → x"}},
-		"label keys are quoted": {`{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"a"}}}`, `{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"b"}}}`,
-			[]string{`metadata.labels["kueue.x-k8s.io/queue-name"]: a → b`}},
+		"label keys with dots are map keys, as field.Path writes them": {`{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"a"}}}`, `{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"b"}}}`,
+			[]string{"metadata.labels[kueue.x-k8s.io/queue-name]: a → b"}},
 		"keyed list ignores order": {`{"l":[{"name":"a","v":1},{"name":"b","v":2}]}`, `{"l":[{"name":"b","v":2},{"name":"a","v":3}]}`,
 			[]string{"l[a].v: 1 → 3"}},
 		"keyed list element added": {`{"l":[{"name":"a"}]}`, `{"l":[{"name":"a"},{"name":"b","v":2}]}`,
@@ -239,13 +239,13 @@ func TestSummary(t *testing.T) {
 	if diff := cmp.Diff([]Loss{{Team: "research", Flavor: "h100", Old: 8, New: 4}}, r.Summary.Losses); diff != "" {
 		t.Errorf("losses (-want,+got):\n%s", diff)
 	}
-	if len(r.Summary.NewWarnings) != 1 || r.Summary.NewWarnings[0].Field != "teams.research.borrow" {
+	if len(r.Summary.NewWarnings) != 1 || r.Summary.NewWarnings[0].Field() != "teams.research.borrow" {
 		t.Errorf("new warnings = %v, want the borrow warning", r.Summary.NewWarnings)
 	}
 
 	// A warning the old side already had is not new, even on another line.
 	old := withWarning(reference(), "teams.research.borrow", "borrows up to 12 GPUs but only 8 are lendable")
-	old.Warnings[0].Line = 12
+	old.Warnings[0].Pos.Line = 12
 	r, err = Compare(Side{Result: old}, Side{Result: tc.new})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,12 @@ package diff
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
 // listKeys are the fields that identify an element of a list of objects, in
@@ -18,11 +21,19 @@ var listKeys = []string{"name", "nodeLabel"}
 // compareFields returns the changed leaves between two normalized objects.
 func compareFields(a, b any) []FieldChange {
 	var out []FieldChange
-	compareValue("", a, b, &out)
+	compareValue(nil, a, b, &out)
 	return out
 }
 
-func compareValue(path string, a, b any, out *[]FieldChange) {
+// pathString is a field path as a FieldChange names it; the root is "".
+func pathString(p *field.Path) string {
+	if p == nil {
+		return ""
+	}
+	return p.String()
+}
+
+func compareValue(path *field.Path, a, b any, out *[]FieldChange) {
 	switch av := a.(type) {
 	case map[string]any:
 		if bv, ok := b.(map[string]any); ok {
@@ -36,11 +47,11 @@ func compareValue(path string, a, b any, out *[]FieldChange) {
 		}
 	}
 	if !equal(a, b) {
-		*out = append(*out, FieldChange{Path: path, Op: Changed, Old: a, New: b})
+		*out = append(*out, FieldChange{Path: pathString(path), Op: Changed, Old: a, New: b})
 	}
 }
 
-func compareMaps(path string, a, b map[string]any, out *[]FieldChange) {
+func compareMaps(path *field.Path, a, b map[string]any, out *[]FieldChange) {
 	union := map[string]bool{}
 	for k := range a {
 		union[k] = true
@@ -49,7 +60,7 @@ func compareMaps(path string, a, b map[string]any, out *[]FieldChange) {
 		union[k] = true
 	}
 	for _, k := range sortedKeys(union) {
-		p := joinField(path, k)
+		p := diag.Key(path, k)
 		av, inA := a[k]
 		bv, inB := b[k]
 		switch {
@@ -68,13 +79,13 @@ func compareMaps(path string, a, b map[string]any, out *[]FieldChange) {
 // flavors[a100].resources[nvidia.com/gpu].nominalQuota: (unset) → 16 rather
 // than as one long line of JSON. skip is the key field of a keyed list
 // element, already named in the path.
-func leaves(path string, v any, op Op, skip string, out *[]FieldChange) {
+func leaves(path *field.Path, v any, op Op, skip string, out *[]FieldChange) {
 	before := len(*out)
 	switch v := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
 			if k != skip {
-				leaves(joinField(path, k), v[k], op, "", out)
+				leaves(diag.Key(path, k), v[k], op, "", out)
 			}
 		}
 	case []any:
@@ -82,9 +93,9 @@ func leaves(path string, v any, op Op, skip string, out *[]FieldChange) {
 			key := listKey(v, v)
 			for i, e := range v {
 				if key != "" {
-					leaves(path+"["+e.(map[string]any)[key].(string)+"]", e, op, key, out)
+					leaves(path.Key(e.(map[string]any)[key].(string)), e, op, key, out)
 				} else {
-					leaves(path+"["+strconv.Itoa(i)+"]", e, op, "", out)
+					leaves(path.Index(i), e, op, "", out)
 				}
 			}
 		}
@@ -93,7 +104,7 @@ func leaves(path string, v any, op Op, skip string, out *[]FieldChange) {
 		return
 	}
 	// A scalar, a list of scalars, or something empty: one change.
-	c := FieldChange{Path: path, Op: op}
+	c := FieldChange{Path: pathString(path), Op: op}
 	if op == Added {
 		c.New = v
 	} else {
@@ -105,11 +116,11 @@ func leaves(path string, v any, op Op, skip string, out *[]FieldChange) {
 // compareLists compares lists of objects by key when they are keyed, by
 // index otherwise. Lists of scalars are compared whole by compareValue: a
 // changed coveredResources reads better as one before → after line.
-func compareLists(path string, a, b []any, out *[]FieldChange) {
+func compareLists(path *field.Path, a, b []any, out *[]FieldChange) {
 	key := listKey(a, b)
 	if key == "" {
 		for i := 0; i < max(len(a), len(b)); i++ {
-			p := path + "[" + strconv.Itoa(i) + "]"
+			p := path.Index(i)
 			switch {
 			case i >= len(a):
 				leaves(p, b[i], Added, "", out)
@@ -132,7 +143,7 @@ func compareLists(path string, a, b []any, out *[]FieldChange) {
 	// Elements in the new order, then the removed ones in the old order.
 	for _, e := range b {
 		k := e.(map[string]any)[key].(string)
-		p := path + "[" + k + "]"
+		p := path.Key(k)
 		if old, ok := am[k]; ok {
 			compareValue(p, old, e, out)
 		} else {
@@ -142,7 +153,7 @@ func compareLists(path string, a, b []any, out *[]FieldChange) {
 	for _, e := range a {
 		k := e.(map[string]any)[key].(string)
 		if _, ok := bm[k]; !ok {
-			leaves(path+"["+k+"]", e, Removed, key, out)
+			leaves(path.Key(k), e, Removed, key, out)
 		}
 	}
 }
@@ -178,22 +189,6 @@ func uniqueBy(l []any, key string) bool {
 	return true
 }
 
-var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
-// joinField appends a map key to a path: .key when it is a plain name,
-// ["key"] when it holds dots or slashes (label keys such as
-// kueue.x-k8s.io/queue-name), so the path stays unambiguous.
-func joinField(path, key string) string {
-	if !plainField.MatchString(key) {
-		b, _ := json.Marshal(key)
-		return path + "[" + string(b) + "]"
-	}
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 // formatValue prints a value for a field change: scalars as YAML would show
 // them, objects and lists as compact JSON.
 func formatValue(v any) string {
@@ -208,6 +203,8 @@ func formatValue(v any) string {
 		return v
 	case json.Number:
 		return v.String()
+	case int64:
+		return strconv.FormatInt(v, 10)
 	case bool:
 		if v {
 			return "true"

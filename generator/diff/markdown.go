@@ -108,8 +108,8 @@ func attentionMarkdown(s Summary) string {
 	}
 	for _, w := range s.NewWarnings {
 		field := ""
-		if w.Field != "" {
-			field = " " + code(w.Field)
+		if f := w.Field(); f != "" {
+			field = " " + code(f)
 		}
 		fmt.Fprintf(&b, "> - New warning: %s%s: %s\n", code(w.Position()), field, cell(w.Message))
 	}

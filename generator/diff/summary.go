@@ -80,10 +80,10 @@ type Warning struct {
 // Position is file:line:col, as far as known.
 func (w Warning) Position() string {
 	s := w.File
-	if w.Line > 0 {
-		s += ":" + strconv.Itoa(w.Line)
-		if w.Column > 0 {
-			s += ":" + strconv.Itoa(w.Column)
+	if w.Pos.Line > 0 {
+		s += ":" + strconv.Itoa(w.Pos.Line)
+		if w.Pos.Column > 0 {
+			s += ":" + strconv.Itoa(w.Pos.Column)
 		}
 	}
 	return s
@@ -93,8 +93,8 @@ func (w Warning) Position() string {
 // "new.toml:15:10: teams.training.borrow: borrow (8) exceeds ...".
 func (w Warning) Text() string {
 	s := w.Position() + ": "
-	if w.Field != "" {
-		s += w.Field + ": "
+	if f := w.Field(); f != "" {
+		s += f + ": "
 	}
 	return s + w.Message
 }
@@ -110,7 +110,7 @@ func (w Warning) MarshalJSON() ([]byte, error) {
 		Field    string `json:"field,omitempty"`
 		Message  string `json:"message"`
 		Text     string `json:"text"`
-	}{string(w.Severity), w.File, w.Line, w.Column, w.Field, w.Message, w.String()})
+	}{string(w.Severity), w.File, w.Pos.Line, w.Pos.Column, w.Field(), w.Message, w.String()})
 }
 
 // FlavorChange is one flavor of the pool before and after.
@@ -385,7 +385,7 @@ func (t TeamChange) ShownQuotas() []QuotaChange {
 func newWarnings(old, new []generator.Diagnostic) []Warning {
 	seen := map[string]int{}
 	key := func(d generator.Diagnostic) string {
-		return strings.Join([]string{string(d.Severity), d.Field, d.Message}, "\x00")
+		return strings.Join([]string{string(d.Severity), d.Field(), d.Message}, "\x00")
 	}
 	for _, d := range old {
 		seen[key(d)]++

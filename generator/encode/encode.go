@@ -1,11 +1,16 @@
 // Package encode turns rendered objects into canonical YAML: objects in a
-// stable order, keys sorted, no status and no null timestamps, so the same
-// agreement gives the same bytes on every run and machine.
+// stable order, keys sorted, so the same agreement gives the same bytes on
+// every run and machine.
+//
+// The YAML writer is the project's own: it writes only the values of
+// unstructured content (maps, slices, strings, int64, float64, bool, nil),
+// is about ten times faster than sigs.k8s.io/yaml on a rendering, and its
+// output is read back by two YAML readers in the tests.
 package encode
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,13 +19,6 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
-
-// Object is an encoded object.
-type Object struct {
-	render.Object
-	Fields map[string]any
-	YAML   []byte
-}
 
 // kindRank puts Namespaces first, then cluster-scoped kinds in the order
 // they are referenced, then namespaced kinds, so a plain kubectl apply of the
@@ -38,50 +36,54 @@ var kindRank = map[string]int{
 	"ResourceQuota":         7,
 }
 
-// Encode orders and encodes objects and returns them with the whole stream.
-func Encode(objs []render.Object) ([]Object, []byte, error) {
-	sorted := append([]render.Object(nil), objs...)
+// Encode orders objects, writes each one's YAML, and returns them with the
+// whole stream. Two objects with the same identity are an error.
+func Encode(objs []render.Object) ([]render.Object, []byte, error) {
+	type keyed struct {
+		render.Object
+		apiVersion, kind, namespace, name string
+	}
+	sorted := make([]keyed, len(objs))
+	for i, o := range objs {
+		sorted[i] = keyed{o, o.APIVersion(), o.Kind(), o.Namespace(), o.Name()}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
-		if ra, rb := kindRank[a.Kind], kindRank[b.Kind]; ra != rb {
+		if ra, rb := kindRank[a.kind], kindRank[b.kind]; ra != rb {
 			return ra < rb
 		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
+		if a.kind != b.kind {
+			return a.kind < b.kind
 		}
 		// KAI Queues keep the backend's order: parents before children.
-		if a.Kind == "Queue" {
+		if a.kind == "Queue" {
 			return false
 		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
 		}
-		return a.Name < b.Name
+		return a.name < b.name
 	})
 
-	out := make([]Object, 0, len(sorted))
+	out := make([]render.Object, 0, len(sorted))
 	var scratch bytes.Buffer // each object is written here, then copied once to its own slice
 	size := 0
 	seen := make(map[string]bool, len(sorted))
-	strs := newInterner()
 	for _, o := range sorted {
-		id := o.APIVersion + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
+		id := o.apiVersion + "/" + o.kind + "/" + o.namespace + "/" + o.name
 		if seen[id] {
-			return nil, nil, fmt.Errorf("two objects are both %s %s/%s", o.Kind, o.Namespace, o.Name)
+			return nil, nil, fmt.Errorf("two objects are both %s %s/%s", o.kind, o.namespace, o.name)
 		}
 		seen[id] = true
-		fields, err := toFields(o.Body, strs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode %s %s: %w", o.Kind, o.Name, err)
-		}
-		if o.Adjust != nil {
-			o.Adjust(fields)
-		}
 		scratch.Reset()
-		writeMap(&scratch, fields, 0)
-		yaml := bytes.Clone(scratch.Bytes())
-		size += len(yaml)
-		out = append(out, Object{Object: o, Fields: fields, YAML: yaml})
+		w := writer{Buffer: &scratch}
+		w.writeMap(o.Fields, 0)
+		if w.err != nil {
+			return nil, nil, fmt.Errorf("encode %s %s: %w", o.kind, o.name, w.err)
+		}
+		o.YAML = bytes.Clone(scratch.Bytes())
+		size += len(o.YAML)
+		out = append(out, o.Object)
 	}
 	// The stream is allocated once at its exact size: growing a buffer of
 	// many megabytes copies and faults in twice the memory.
@@ -95,76 +97,25 @@ func Encode(objs []render.Object) ([]Object, []byte, error) {
 	return out, stream, nil
 }
 
-// toFields converts a body to plain maps through JSON, as the API server
-// sees it, then drops what a client must not send.
-func toFields(body any, strs *interner) (map[string]any, error) {
-	var fields map[string]any
-	if m, ok := body.(map[string]any); ok {
-		fields = normalize(m).(map[string]any)
-	} else if f, ok := fromGo(body, strs); ok {
-		fields = f
-	} else {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		if fields, err = decodeObject(data, strs); err != nil {
-			return nil, err
-		}
-	}
-	delete(fields, "status")
-	if meta, ok := fields["metadata"].(map[string]any); ok {
-		delete(meta, "creationTimestamp")
-	}
-	return fields, nil
+// writer writes YAML into a buffer and remembers the first value it cannot
+// write, so a renderer's mistake fails the rendering instead of printing
+// something no reader expects.
+type writer struct {
+	*bytes.Buffer
+	err error
 }
 
-// normalize turns Go-built maps into what a JSON decode would give, so both
-// paths encode alike.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = normalize(e)
-		}
-		return out
-	case map[string]string:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = e
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normalize(e)
-		}
-		return out
-	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = e
-		}
-		return out
-	case int:
-		return json.Number(strconv.Itoa(x))
-	case int32:
-		return json.Number(strconv.FormatInt(int64(x), 10))
-	case int64:
-		return json.Number(strconv.FormatInt(x, 10))
-	}
-	return v
-}
+// errUnsupported is wrapped when a value is not unstructured content.
+var errUnsupported = errors.New("not a JSON value")
 
-func indent(b *bytes.Buffer, n int) {
+func (b *writer) indent(n int) {
 	for i := 0; i < n; i++ {
 		b.WriteString("  ")
 	}
 }
 
 // writeMap writes a block mapping with sorted keys at the given depth.
-func writeMap(b *bytes.Buffer, m map[string]any, depth int) {
+func (b *writer) writeMap(m map[string]any, depth int) {
 	var small [16]string // most objects' maps fit: no allocation for the keys
 	keys := small[:0]
 	for k := range m {
@@ -174,17 +125,17 @@ func writeMap(b *bytes.Buffer, m map[string]any, depth int) {
 	for i, k := range keys {
 		// The caller has already placed the first key.
 		if i > 0 {
-			indent(b, depth)
+			b.indent(depth)
 		}
-		writeScalarString(b, k)
+		b.writeString(k)
 		b.WriteByte(':')
-		writeValue(b, m[k], depth)
+		b.writeValue(m[k], depth)
 	}
 }
 
 // writeValue writes what follows "key:" — inline for scalars and empty
 // collections, on the next lines otherwise.
-func writeValue(b *bytes.Buffer, v any, depth int) {
+func (b *writer) writeValue(v any, depth int) {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) == 0 {
@@ -192,8 +143,8 @@ func writeValue(b *bytes.Buffer, v any, depth int) {
 			return
 		}
 		b.WriteByte('\n')
-		indent(b, depth+1)
-		writeMap(b, x, depth+1)
+		b.indent(depth + 1)
+		b.writeMap(x, depth+1)
 	case []any:
 		if len(x) == 0 {
 			b.WriteString(" []\n")
@@ -201,17 +152,17 @@ func writeValue(b *bytes.Buffer, v any, depth int) {
 		}
 		b.WriteByte('\n')
 		// Sequences sit at their key's indentation, as kubectl writes them.
-		writeSeq(b, x, depth)
+		b.writeSeq(x, depth)
 	default:
 		b.WriteByte(' ')
-		writeScalar(b, v)
+		b.writeScalar(v)
 		b.WriteByte('\n')
 	}
 }
 
-func writeSeq(b *bytes.Buffer, s []any, depth int) {
+func (b *writer) writeSeq(s []any, depth int) {
 	for _, item := range s {
-		indent(b, depth)
+		b.indent(depth)
 		b.WriteString("- ")
 		switch x := item.(type) {
 		case map[string]any:
@@ -219,48 +170,40 @@ func writeSeq(b *bytes.Buffer, s []any, depth int) {
 				b.WriteString("{}\n")
 				continue
 			}
-			writeMap(b, x, depth+1)
+			b.writeMap(x, depth+1)
 		case []any:
 			if len(x) == 0 {
 				b.WriteString("[]\n")
 				continue
 			}
 			b.WriteString("\n")
-			writeSeq(b, x, depth+1)
+			b.writeSeq(x, depth+1)
 		default:
-			writeScalar(b, item)
+			b.writeScalar(item)
 			b.WriteByte('\n')
 		}
 	}
 }
 
-// writeScalar writes scalar(v) without building the string first, for the
-// values that are most of a stream.
-func writeScalar(b *bytes.Buffer, v any) {
+// writeScalar writes a scalar of unstructured content.
+func (b *writer) writeScalar(v any) {
 	switch x := v.(type) {
 	case string:
-		writeScalarString(b, x)
-	case json.Number:
-		b.WriteString(string(x))
-	default:
-		b.WriteString(scalar(v))
-	}
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
+		b.writeString(x)
+	case int64:
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), x, 10))
 	case bool:
-		return strconv.FormatBool(x)
-	case json.Number:
-		return x.String()
+		b.WriteString(strconv.FormatBool(x))
+	case nil:
+		b.WriteString("null")
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return scalarString(x)
+		b.Write(strconv.AppendFloat(b.AvailableBuffer(), x, 'g', -1, 64))
+	default:
+		if b.err == nil {
+			b.err = fmt.Errorf("%w: %T", errUnsupported, v)
+		}
+		b.WriteString("null")
 	}
-	return scalarString(fmt.Sprint(v))
 }
 
 // ambiguous words a YAML 1.1 reader would not read as strings.
@@ -269,17 +212,9 @@ var ambiguous = map[string]bool{
 	"y": true, "n": true, "null": true, "~": true,
 }
 
-// scalarString writes a string plain when no YAML reader could take it for
+// writeString writes a string plain when no YAML reader could take it for
 // anything else, double-quoted otherwise.
-func scalarString(s string) string {
-	if plainSafe(s) && !isAmbiguous(s) {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-// writeScalarString writes scalarString(s) without allocating.
-func writeScalarString(b *bytes.Buffer, s string) {
+func (b *writer) writeString(s string) {
 	if plainSafe(s) && !isAmbiguous(s) {
 		b.WriteString(s)
 		return
@@ -293,6 +228,12 @@ func isAmbiguous(s string) bool {
 	return len(s) <= len("false") && ambiguous[strings.ToLower(s)]
 }
 
+// plainSafe reports whether s may be written plain. The rule is kept simple
+// rather than minimal: a string must start with a letter and hold only
+// letters, digits and - _ . / (and inner spaces or commas). So strings that
+// start with a digit are quoted, "100k" and "100Ti" among them, although no
+// YAML reader would take those two for numbers; what matters is that every
+// string the rule lets through plain is read back as the same string.
 func plainSafe(s string) bool {
 	if s == "" {
 		return false

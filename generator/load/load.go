@@ -3,6 +3,12 @@
 // a problem. It reports every syntax and structure problem it can, but stops
 // at the first syntax error: after one, the rest of the document cannot be
 // trusted.
+//
+// go-toml's unstable parser gives the positions; go-toml's decoder has the
+// last word on validity. The loader's own structure checks exist for their
+// messages ("defined twice (first at line 2)"), but a document the TOML
+// decoder refuses is refused whatever the loader thought of it, so tenancy
+// never accepts what the TOML specification rejects.
 package load
 
 import (
@@ -14,7 +20,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 )
@@ -54,9 +62,7 @@ func (k Kind) String() string {
 }
 
 // Pos is a 1-based line and column.
-type Pos struct {
-	Line, Column int
-}
+type Pos = diag.Pos
 
 // Value is one TOML value and where it came from.
 type Value struct {
@@ -121,7 +127,7 @@ func Parse(file string, data []byte) (*Value, diag.List) {
 	// show it, so columns are counted after it.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	l := &loader{file: file, data: data, lines: lineStarts(data)}
-	root := newTable(Pos{1, 1})
+	root := newTable(Pos{Line: 1, Column: 1})
 	l.root = root.Table
 	l.current = root.Table
 
@@ -131,7 +137,7 @@ func Parse(file string, data []byte) (*Value, diag.List) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.KeyValue:
-			l.keyValue(l.current, e, "")
+			l.keyValue(l.current, e, nil)
 		case unstable.Table:
 			l.tableHeader(e)
 		case unstable.ArrayTable:
@@ -141,7 +147,34 @@ func Parse(file string, data []byte) (*Value, diag.List) {
 	if err := p.Error(); err != nil {
 		l.syntaxError(err)
 	}
+	if len(l.diags) == 0 {
+		l.judge()
+	}
 	return root, l.diags
+}
+
+// judge decodes the document with go-toml's decoder and reports its refusal:
+// the loader builds a tree for what the parser accepts, but only a decoder
+// that implements the specification's table rules can say a document is
+// valid TOML.
+func (l *loader) judge() {
+	var doc map[string]any
+	err := toml.Unmarshal(l.data, &doc)
+	if err == nil {
+		return
+	}
+	var derr *toml.DecodeError
+	pos := Pos{}
+	msg := err.Error()
+	if errors.As(err, &derr) {
+		line, col := derr.Position()
+		pos = Pos{Line: line, Column: col}
+		msg = strings.TrimPrefix(msg, "toml: ")
+	}
+	l.diags = append(l.diags, diag.Diagnostic{
+		Severity: diag.Error, Type: field.ErrorTypeInvalid, File: l.file, Pos: pos,
+		Message: "invalid TOML: " + msg,
+	})
 }
 
 type loader struct {
@@ -150,7 +183,7 @@ type loader struct {
 	lines   []int // byte offset where each line starts
 	root    *Fields
 	current *Fields
-	prefix  string // the current table's dotted path, for messages
+	prefix  *field.Path // the current table's path, for messages
 	diags   diag.List
 }
 
@@ -173,10 +206,10 @@ func (l *loader) pos(offset int) Pos {
 
 func (l *loader) posOf(n *unstable.Node) Pos { return l.pos(int(n.Raw.Offset)) }
 
-func (l *loader) errorf(pos Pos, field, format string, args ...any) {
+func (l *loader) errorf(typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
 	l.diags = append(l.diags, diag.Diagnostic{
-		Severity: diag.Error, File: l.file, Line: pos.Line, Column: pos.Column,
-		Field: field, Message: fmt.Sprintf(format, args...),
+		Severity: diag.Error, Type: typ, File: l.file, Pos: pos,
+		Path: path, Message: fmt.Sprintf(format, args...),
 	})
 }
 
@@ -190,7 +223,7 @@ func (l *loader) syntaxError(err error) {
 			pos = l.pos(off)
 		}
 	}
-	l.errorf(pos, "", "TOML syntax error: %s", msg)
+	l.errorf(field.ErrorTypeInvalid, pos, nil, "TOML syntax error: %s", msg)
 }
 
 // offsetIn finds where sub (a subslice of data, as go-toml guarantees for
@@ -204,13 +237,6 @@ func offsetIn(data, sub []byte) (int, bool) {
 		return 0, false
 	}
 	return off, true
-}
-
-func join(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
 }
 
 // keyParts returns a key's parts and the position of each.
@@ -227,9 +253,9 @@ func (l *loader) keyParts(it unstable.Iterator) ([]string, []Pos) {
 
 // descend walks the dotted parts below t, creating implicit tables, and
 // returns the table the last part names. ok is false after an error.
-func (l *loader) descend(t *Fields, prefix string, parts []string, poss []Pos, viaDottedKey bool) (*Fields, string, bool) {
+func (l *loader) descend(t *Fields, prefix *field.Path, parts []string, poss []Pos, viaDottedKey bool) (*Fields, *field.Path, bool) {
 	for i, part := range parts {
-		path := join(prefix, part)
+		path := diag.Key(prefix, part)
 		v := t.Get(part)
 		switch {
 		case v == nil:
@@ -239,11 +265,11 @@ func (l *loader) descend(t *Fields, prefix string, parts []string, poss []Pos, v
 			// [a.b] after [[a]] extends the last element of the array of tables.
 			v = v.Items[len(v.Items)-1]
 		case v.Kind != Table:
-			l.errorf(poss[i], path, "key %q is already defined as a %s at line %d", part, v.Kind, v.KeyPos.Line)
-			return nil, "", false
+			l.errorf(field.ErrorTypeDuplicate, poss[i], path, "key %q is already defined as a %s at line %d", part, v.Kind, v.KeyPos.Line)
+			return nil, nil, false
 		case v.Table.sealed:
-			l.errorf(poss[i], path, "cannot extend inline table %q defined at line %d", part, v.KeyPos.Line)
-			return nil, "", false
+			l.errorf(field.ErrorTypeForbidden, poss[i], path, "cannot extend inline table %q defined at line %d", part, v.KeyPos.Line)
+			return nil, nil, false
 		}
 		t = v.Table
 		prefix = path
@@ -253,25 +279,25 @@ func (l *loader) descend(t *Fields, prefix string, parts []string, poss []Pos, v
 
 func (l *loader) tableHeader(e *unstable.Node) {
 	parts, poss := l.keyParts(e.Key())
-	parent, prefix, ok := l.descend(l.root, "", parts[:len(parts)-1], poss[:len(poss)-1], false)
+	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, "" // swallow the table's keys
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil // swallow the table's keys
 		return
 	}
 	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := join(prefix, last)
+	path := diag.Key(prefix, last)
 	v := parent.Get(last)
 	switch {
 	case v == nil:
 		v = newTable(lastPos)
 		parent.set(last, v)
 	case v.Kind != Table:
-		l.errorf(lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 		return
 	case v.Table.header || v.Table.sealed:
-		l.errorf(lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 		return
 	default:
 		// An implicit table created by a deeper header; its position
@@ -284,32 +310,32 @@ func (l *loader) tableHeader(e *unstable.Node) {
 
 func (l *loader) arrayTableHeader(e *unstable.Node) {
 	parts, poss := l.keyParts(e.Key())
-	parent, prefix, ok := l.descend(l.root, "", parts[:len(parts)-1], poss[:len(poss)-1], false)
+	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 		return
 	}
 	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := join(prefix, last)
+	path := diag.Key(prefix, last)
 	arr := parent.Get(last)
 	switch {
 	case arr == nil:
 		arr = &Value{Kind: Array, KeyPos: lastPos, Pos: lastPos}
 		parent.set(last, arr)
 	case arr.Kind != Array || arr.static:
-		l.errorf(lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, ""
+		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
+		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 		return
 	}
 	elem := newTable(lastPos)
 	elem.Table.header = true
 	arr.Items = append(arr.Items, elem)
 	l.current = elem.Table
-	l.prefix = fmt.Sprintf("%s[%d]", path, len(arr.Items)-1)
+	l.prefix = path.Index(len(arr.Items) - 1)
 }
 
-func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix string) {
-	if prefix == "" {
+func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix *field.Path) {
+	if prefix == nil {
 		prefix = l.prefix
 	}
 	parts, poss := l.keyParts(e.Key())
@@ -318,9 +344,9 @@ func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix string) {
 		return
 	}
 	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path = join(path, last)
+	path = diag.Key(path, last)
 	if prev := parent.Get(last); prev != nil {
-		l.errorf(lastPos, path, "key %q is defined twice (first at line %d)", last, prev.KeyPos.Line)
+		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is defined twice (first at line %d)", last, prev.KeyPos.Line)
 		return
 	}
 	v := l.value(e.Value(), path, l.valueStart(e))
@@ -374,7 +400,7 @@ func (l *loader) skipSeparators(off int) int {
 // every array would appear to sit at line 1, column 1. An array nested in an
 // array is found after the item before it; when that item's end is unknown
 // (it is itself an array or an inline table), the outer array's start is used.
-func (l *loader) value(n *unstable.Node, path string, start int) *Value {
+func (l *loader) value(n *unstable.Node, path *field.Path, start int) *Value {
 	v := &Value{Pos: l.posOf(n), Raw: string(l.data[n.Raw.Offset : n.Raw.Offset+n.Raw.Length])}
 	if n.Kind == unstable.Array {
 		v.Pos = l.pos(start)
@@ -387,14 +413,14 @@ func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 	case unstable.Integer:
 		i, err := parseInt(string(n.Data))
 		if err != nil {
-			l.errorf(v.Pos, path, "%v", err)
+			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
 			return nil
 		}
 		v.Kind, v.Int = Integer, i
 	case unstable.Float:
 		f, err := parseFloat(string(n.Data))
 		if err != nil {
-			l.errorf(v.Pos, path, "%v", err)
+			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
 			return nil
 		}
 		v.Kind, v.Float = Float, f
@@ -412,7 +438,7 @@ func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 					childStart = off
 				}
 			}
-			item := l.value(child, fmt.Sprintf("%s[%d]", path, i), childStart)
+			item := l.value(child, path.Index(i), childStart)
 			if item == nil {
 				return nil
 			}
@@ -434,7 +460,7 @@ func (l *loader) value(n *unstable.Node, path string, start int) *Value {
 		tv.Raw = v.Raw
 		return tv
 	default:
-		l.errorf(v.Pos, path, "unsupported TOML value")
+		l.errorf(field.ErrorTypeNotSupported, v.Pos, path, "unsupported TOML value")
 		return nil
 	}
 	return v
@@ -487,26 +513,4 @@ func parseFloat(s string) (float64, error) {
 		return 0, fmt.Errorf("invalid float %s", s)
 	}
 	return f, nil
-}
-
-// Index maps every key's dotted path (teams.training.lendable) to the
-// position of the key, for steps that know a field but not where it is.
-func Index(root *Value) map[string]Pos {
-	out := map[string]Pos{}
-	var walk func(prefix string, f *Fields)
-	walk = func(prefix string, f *Fields) {
-		for _, k := range f.Keys {
-			v := f.Values[k]
-			path := k
-			if prefix != "" {
-				path = prefix + "." + k
-			}
-			out[path] = v.KeyPos
-			if v.Kind == Table {
-				walk(path, v.Table)
-			}
-		}
-	}
-	walk("", root.Table)
-	return out
 }

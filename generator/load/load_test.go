@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 	"github.com/tenancy-dev/tenancy/generator/load"
 )
 
-// loadErr builds the error diagnostic Parse reports for tenancy.toml.
-func loadErr(line, col int, field, msg string) diag.Diagnostic {
-	return diag.Diagnostic{Severity: diag.Error, File: "tenancy.toml", Line: line, Column: col, Field: field, Message: msg}
+// loadErr is the error diagnostic Parse reports for tenancy.toml.
+func loadErr(line, col int, path string, typ field.ErrorType) diag.Diagnostic {
+	return diagtest.Error("tenancy.toml", line, col, path, typ)
 }
 
 func TestParseErrors(t *testing.T) {
@@ -25,108 +27,123 @@ func TestParseErrors(t *testing.T) {
 		"valid document": {
 			src: "version = 1\n[teams.a]\nguaranteed = 8\n",
 		},
+		// The TOML specification's own INVALID example, and two more the
+		// loader's table rules once let through: go-toml's decoder refuses
+		// them, so tenancy does.
+		"spec: a table defined by dotted keys cannot be reopened by a header": {
+			src:  "[fruit]\napple.color = \"red\"\n[fruit.apple]\n",
+			want: diag.List{loadErr(3, 2, "", field.ErrorTypeInvalid)},
+		},
+		"a header cannot reopen a table a dotted key defined at the root": {
+			src:  "a.b.c = 1\n[a.b]\n",
+			want: diag.List{loadErr(2, 2, "", field.ErrorTypeInvalid)},
+		},
+		"a dotted key cannot extend a table a header defined": {
+			src:  "[a.b]\nx = 1\n[a]\nb.y = 2\n",
+			want: diag.List{loadErr(4, 1, "", field.ErrorTypeInvalid)},
+		},
 		"unclosed table header": {
 			src:  "version = 1\n[flavors.h100\ncapacity = 32\n",
-			want: diag.List{loadErr(2, 14, "", "TOML syntax error: expected ']' to close table name")},
+			want: diag.List{loadErr(2, 14, "", field.ErrorTypeInvalid)},
 		},
 		"missing value": {
 			src:  "version = 1\nname =\n",
-			want: diag.List{loadErr(2, 7, "", "TOML syntax error: unexpected character U+000A at start of value")},
+			want: diag.List{loadErr(2, 7, "", field.ErrorTypeInvalid)},
 		},
 		"unterminated string": {
 			src:  "version = 1\n\nname = \"pool\n",
-			want: diag.List{loadErr(3, 13, "", "TOML syntax error: basic strings cannot have new lines")},
+			want: diag.List{loadErr(3, 13, "", field.ErrorTypeInvalid)},
 		},
 		"bare word value": {
 			src:  "[teams.a]\nreclaim = wait\n",
-			want: diag.List{loadErr(2, 11, "", "TOML syntax error: unexpected character U+0077 'w' at start of value")},
+			want: diag.List{loadErr(2, 11, "", field.ErrorTypeInvalid)},
 		},
 		"key defined twice": {
 			src:  "version = 1\nname = \"a\"\nname = \"b\"\n",
-			want: diag.List{loadErr(3, 1, "name", `key "name" is defined twice (first at line 2)`)},
+			want: diag.List{loadErr(3, 1, "name", field.ErrorTypeDuplicate)},
 		},
 		"key defined twice in a table": {
 			src:  "[teams.a]\nguaranteed = 8\n\nguaranteed = 9\n",
-			want: diag.List{loadErr(4, 1, "teams.a.guaranteed", `key "guaranteed" is defined twice (first at line 2)`)},
+			want: diag.List{loadErr(4, 1, "teams.a.guaranteed", field.ErrorTypeDuplicate)},
 		},
 		"table defined twice": {
 			src:  "[flavors.h100]\ncapacity = 32\n[flavors.h100]\ncapacity = 3\n",
-			want: diag.List{loadErr(3, 10, "flavors.h100", "table [flavors.h100] is defined twice (first at line 1)")},
+			want: diag.List{loadErr(3, 10, "flavors.h100", field.ErrorTypeDuplicate)},
 		},
 		"a byte order mark is skipped; columns count after it": {
 			src:  "\ufeffname = 1\nname = 2\n",
-			want: diag.List{loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`)},
+			want: diag.List{loadErr(2, 1, "name", field.ErrorTypeDuplicate)},
 		},
 		"a byte order mark is skipped on the first line's columns": {
 			src:  "\ufeffname = \"p\n",
-			want: diag.List{loadErr(1, 10, "", "TOML syntax error: basic strings cannot have new lines")},
+			want: diag.List{loadErr(1, 10, "", field.ErrorTypeInvalid)},
 		},
 		"a byte order mark later is not": {
 			src:  "name = 1\n\ufeffx = 2\n",
-			want: diag.List{loadErr(2, 1, "", "TOML syntax error: invalid character at start of key: U+00EF 'ï'")},
+			want: diag.List{loadErr(2, 1, "", field.ErrorTypeInvalid)},
 		},
 		"CRLF line endings": {
 			src:  "name = 1\r\nname = 2\r\n",
-			want: diag.List{loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`)},
+			want: diag.List{loadErr(2, 1, "name", field.ErrorTypeDuplicate)},
 		},
 		"table header after an implicit one is fine": {
 			src: "[teams.a.flavors.h100]\nguaranteed = 1\n[teams.a]\nweight = 2\n",
 		},
 		"table over a value": {
 			src:  "teams = 1\n[teams.a]\nguaranteed = 1\n",
-			want: diag.List{loadErr(2, 2, "teams", `key "teams" is already defined as a integer at line 1`)},
+			want: diag.List{loadErr(2, 2, "teams", field.ErrorTypeDuplicate)},
 		},
 		"header names a value": {
 			src:  "name = \"a\"\n[name]\n",
-			want: diag.List{loadErr(2, 2, "name", `key "name" is already defined as a string at line 1`)},
+			want: diag.List{loadErr(2, 2, "name", field.ErrorTypeDuplicate)},
 		},
 		"dotted key over a value": {
 			src:  "[flavors.h100]\ncapacity = 1\ncapacity.max = 2\n",
-			want: diag.List{loadErr(3, 1, "flavors.h100.capacity", `key "capacity" is already defined as a integer at line 2`)},
+			want: diag.List{loadErr(3, 1, "flavors.h100.capacity", field.ErrorTypeDuplicate)},
 		},
 		"extending an inline table": {
 			src:  "[flavors.h100]\nnode_labels = { a = \"b\" }\n[flavors.h100.node_labels]\nc = \"d\"\n",
-			want: diag.List{loadErr(3, 15, "flavors.h100.node_labels", "table [flavors.h100.node_labels] is defined twice (first at line 2)")},
+			want: diag.List{loadErr(3, 15, "flavors.h100.node_labels", field.ErrorTypeDuplicate)},
 		},
 		"dotted key into an inline table": {
 			src:  "[flavors.h100]\nnode_labels = { a = \"b\" }\nnode_labels.c = \"d\"\n",
-			want: diag.List{loadErr(3, 1, "flavors.h100.node_labels", `cannot extend inline table "node_labels" defined at line 2`)},
+			want: diag.List{loadErr(3, 1, "flavors.h100.node_labels", field.ErrorTypeForbidden)},
 		},
 		"array of tables after a static array": {
 			src:  "[flavors.h100]\ntolerations = []\n[[flavors.h100.tolerations]]\nkey = \"a\"\n",
-			want: diag.List{loadErr(3, 16, "flavors.h100.tolerations", `key "tolerations" is already defined as a array at line 2`)},
+			want: diag.List{loadErr(3, 16, "flavors.h100.tolerations", field.ErrorTypeDuplicate)},
 		},
 		"duplicate key inside an inline table": {
 			src:  "[flavors.h100]\nnode_labels = { a = \"b\", a = \"c\" }\n",
-			want: diag.List{loadErr(2, 26, "flavors.h100.node_labels.a", `key "a" is defined twice (first at line 2)`)},
+			want: diag.List{loadErr(2, 26, "flavors.h100.node_labels.a", field.ErrorTypeDuplicate)},
 		},
 		"several structure errors are all reported": {
 			src: "name = \"a\"\nname = \"b\"\n[teams.a]\nweight = 1\n[teams.a]\n",
 			want: diag.List{
-				loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`),
-				loadErr(5, 8, "teams.a", "table [teams.a] is defined twice (first at line 3)"),
+				loadErr(2, 1, "name", field.ErrorTypeDuplicate),
+				loadErr(5, 8, "teams.a", field.ErrorTypeDuplicate),
 			},
 		},
 		"integer out of range in an array": {
 			src:  "[teams.a]\nnamespaces  =\t[ \"a\", 1_000_000_000_000_000_000_000 ]\n",
-			want: diag.List{loadErr(2, 22, "teams.a.namespaces[1]", "integer 1_000_000_000_000_000_000_000 is out of range")},
+			want: diag.List{loadErr(2, 22, "teams.a.namespaces[1]", field.ErrorTypeInvalid)},
 		},
 		"integer out of range": {
 			src:  "[teams.a]\nguaranteed = 9223372036854775808\n",
-			want: diag.List{loadErr(2, 14, "teams.a.guaranteed", "integer 9223372036854775808 is out of range")},
+			want: diag.List{loadErr(2, 14, "teams.a.guaranteed", field.ErrorTypeInvalid)},
 		},
 		"syntax error after a structure error": {
 			src: "name = \"a\"\nname = \"b\"\n[teams\n",
 			want: diag.List{
-				loadErr(2, 1, "name", `key "name" is defined twice (first at line 1)`),
-				loadErr(3, 7, "", "TOML syntax error: expected ']' to close table name"),
+				loadErr(2, 1, "name", field.ErrorTypeDuplicate),
+				loadErr(3, 7, "", field.ErrorTypeInvalid),
 			},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, got := load.Parse("tenancy.toml", []byte(tc.src))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
 				t.Errorf("Parse diagnostics (-want,+got):\n%s", diff)
 			}
 		})
@@ -238,16 +255,6 @@ func TestParseTree(t *testing.T) {
 		t.Errorf("parsed tree (-want,+got):\n%s", diff)
 	}
 
-	index := load.Index(root)
-	for path, pos := range map[string]load.Pos{
-		"teams.a.flavors.h100.guaranteed": {Line: 16, Column: 14},
-		"flavors.h100.capacity":           {Line: 5, Column: 1},
-		"teams.a":                         {Line: 12, Column: 8},
-	} {
-		if diff := cmp.Diff(pos, index[path]); diff != "" {
-			t.Errorf("Index[%q] (-want,+got):\n%s", path, diff)
-		}
-	}
 	if diff := cmp.Diff([]string{"flavors", "name", "teams", "version"}, root.Table.SortedKeys()); diff != "" {
 		t.Errorf("SortedKeys (-want,+got):\n%s", diff)
 	}

@@ -4,19 +4,16 @@ import (
 	"sort"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
-	"github.com/tenancy-dev/tenancy/generator/validate"
+	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
-// Build normalizes a validated agreement: defaults applied, the one-flavor
-// shorthand expanded, every team given a quota for every flavor, and all
-// lists sorted so renderings do not depend on the order of the file.
+// Build normalizes a validated agreement (whose defaults decoding applied):
+// every team given a quota for every flavor, the policies' defaults filled,
+// and all lists sorted so renderings do not depend on the order of the file.
 func Build(a *agreement.Agreement) *Agreement {
-	out := &Agreement{Name: a.Name.Value}
+	out := &Agreement{File: a.File, Name: a.Name.Value}
 	for _, f := range a.Flavors {
-		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value}
-		if !f.Resource.Set {
-			pf.Resource = validate.DefaultResource
-		}
+		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: diag.Origin{Pos: f.Pos, Path: f.Path}}
 		if len(f.NodeLabels) > 0 {
 			pf.NodeLabels = map[string]string{}
 			for _, l := range f.NodeLabels {
@@ -32,7 +29,7 @@ func Build(a *agreement.Agreement) *Agreement {
 	// order, so the order is the agreement's preference.
 
 	for _, p := range a.Priorities {
-		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value)})
+		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value), Origin: diag.Origin{Pos: p.Value.Pos, Path: p.Value.Path}})
 	}
 	sort.Slice(out.Priorities, func(i, j int) bool {
 		pi, pj := out.Priorities[i], out.Priorities[j]
@@ -43,29 +40,24 @@ func Build(a *agreement.Agreement) *Agreement {
 	})
 
 	for _, t := range a.Teams {
-		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1}
-		if t.Reclaim.Set {
+		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1, Origin: diag.Origin{Pos: t.Pos, Path: t.Path}}
+		if t.Reclaim.IsSet() {
 			pt.Reclaim = ReclaimPolicy(t.Reclaim.Value)
 		}
-		if t.Weight.Set {
+		if t.Weight.IsSet() {
 			pt.Weight = t.Weight.Value
 		}
-		if t.VMs.Set {
+		if t.VMs.IsSet() {
 			vms := t.VMs.Value
 			pt.VMs = &vms
 		}
-		if t.NamespacesField.Set {
-			for _, ns := range t.Namespaces {
-				pt.Namespaces = append(pt.Namespaces, ns.Value)
-			}
-		} else {
-			pt.Namespaces = []string{t.Name}
+		for _, ns := range t.Namespaces {
+			pt.Namespaces = append(pt.Namespaces, ns.Value)
 		}
 		sort.Strings(pt.Namespaces)
-		quotas := validate.Quotas(a, t)
 		for _, f := range out.Flavors {
 			q := Quota{Flavor: f.Name}
-			if aq := quotas[f.Name]; aq != nil {
+			if aq := t.ByFlavor[f.Name]; aq != nil {
 				q.Guaranteed, q.Lendable, q.Borrow = aq.Guaranteed.Value, aq.Lendable.Value, aq.Borrow.Value
 			}
 			pt.Quotas = append(pt.Quotas, q)

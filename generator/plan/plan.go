@@ -1,7 +1,10 @@
 // Package plan holds the normalized agreement: every default applied, every
-// team's quota spelled out per flavor, in a stable order. Backends render
-// from a plan only; they never see TOML.
+// team's quota spelled out per flavor, in a stable order. Renderers render
+// from a plan only; they never see TOML. Each named part keeps its Origin in
+// the agreement, so a renderer can still point at the line it came from.
 package plan
+
+import "github.com/tenancy-dev/tenancy/generator/diag"
 
 // ReclaimPolicy says what happens when a team wants back GPUs it lent.
 type ReclaimPolicy string
@@ -15,6 +18,7 @@ const (
 
 // Agreement is the whole normalized agreement.
 type Agreement struct {
+	File       string     // the agreement's name in diagnostics
 	Name       string     // the shared pool: Kueue Cohort, KAI parent queue
 	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
@@ -29,6 +33,7 @@ type Flavor struct {
 	Capacity    int64
 	NodeLabels  map[string]string
 	Tolerations []Toleration
+	Origin      diag.Origin
 }
 
 // Toleration mirrors corev1.Toleration's string fields.
@@ -41,8 +46,9 @@ type Toleration struct {
 
 // Priority is a named workload priority.
 type Priority struct {
-	Name  string
-	Value int32
+	Name   string
+	Value  int32
+	Origin diag.Origin
 }
 
 // Team is one party to the agreement.
@@ -53,6 +59,7 @@ type Team struct {
 	Weight     int64
 	VMs        *int64  // nil: no limit on KubeVirt VirtualMachines
 	Quotas     []Quota // one per flavor of the agreement, in flavor order
+	Origin     diag.Origin
 }
 
 // Quota is a team's share of one flavor.

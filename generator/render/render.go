@@ -1,23 +1,74 @@
-// Package render holds what the backends produce: Kubernetes objects in any
-// Go shape that encodes to JSON, plus the labels every object carries.
-// Backends live in the sub-packages kueue and kai and read only a plan.
+// Package render holds the contract every renderer keeps, the object type
+// they all produce, and the objects several of them share (team Namespaces,
+// the VirtualMachine quota).
+//
+// A renderer is a scheduler backend (render/kueue, render/kai) or a family
+// of objects beside one; it reads a plan only, never TOML, and returns
+// objects and located diagnostics. The rules it needs of an agreement are
+// validation rules (validate.Rule), run with all the others, so their
+// positions come from the decoded agreement like every other diagnostic.
 package render
 
-import "strconv"
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
-// Object is a rendered object before encoding.
+	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+// Renderer turns a plan into objects. Diagnostics it returns are located
+// through the plan's Origins; an error diagnostic stops the rendering.
+type Renderer interface {
+	Render(p *plan.Agreement) ([]Object, diag.List)
+}
+
+// Func adapts a function to Renderer.
+type Func func(p *plan.Agreement) ([]Object, diag.List)
+
+// Render calls f.
+func (f Func) Render(p *plan.Agreement) ([]Object, diag.List) { return f(p) }
+
+// Object is one rendered Kubernetes object: its fields as the API server's
+// JSON gives them (unstructured content: maps, slices, strings, int64,
+// float64, bool), and its canonical YAML once encoded. Kind, name and the
+// rest are read from the fields, so they cannot disagree with them.
 type Object struct {
-	APIVersion string
-	Kind       string
-	Namespace  string // empty for cluster-scoped objects
-	Name       string
-	// Body encodes to the whole object with encoding/json: a typed API
-	// struct (so field names cannot drift) or a map for APIs whose Go module
-	// is not available.
-	Body any
-	// Adjust, when set, edits the encoded fields: for what a Go type's
-	// omitempty cannot say, such as an empty map the API server must see.
-	Adjust func(fields map[string]any)
+	Fields map[string]any
+	YAML   []byte // set by package encode; without a leading ---
+}
+
+func (o Object) u() *unstructured.Unstructured { return &unstructured.Unstructured{Object: o.Fields} }
+
+// APIVersion returns the object's apiVersion.
+func (o Object) APIVersion() string { return o.u().GetAPIVersion() }
+
+// Kind returns the object's kind.
+func (o Object) Kind() string { return o.u().GetKind() }
+
+// Namespace returns the object's namespace; empty when cluster-scoped.
+func (o Object) Namespace() string { return o.u().GetNamespace() }
+
+// Name returns the object's name.
+func (o Object) Name() string { return o.u().GetName() }
+
+// FromTyped converts a typed API object (a pointer to a struct) to an Object with apimachinery's
+// unstructured converter (encoding/json's field rules, without the JSON).
+// Status and the null creationTimestamp every typed object carries are
+// dropped: a client must not send them.
+func FromTyped(obj any) (Object, error) {
+	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return Object{}, err
+	}
+	delete(fields, "status")
+	if meta, ok := fields["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	return Object{Fields: fields}, nil
 }
 
 // Labels tenancy puts on every object, so operators can find and select
@@ -41,26 +92,27 @@ func Labels(pool, team string) map[string]string {
 	return l
 }
 
+// Meta returns the metadata of an object of the pool (and of team, when not
+// empty).
+func Meta(pool, team, name, namespace string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: Labels(pool, team)}
+}
+
 // NamespaceNameLabel is set by the API server on every Namespace; rendering
 // it keeps the object read back equal to the object rendered.
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
 
-// Namespace returns a team's Namespace object as a map: core/v1 types would
-// pull in client-go's scheme for two fields.
-func Namespace(pool, team, name string, extra map[string]string) Object {
-	labels := Labels(pool, team)
-	labels[NamespaceNameLabel] = name
+// Namespace returns a team's Namespace, with extra labels (a backend's).
+func Namespace(pool, team, name string, extra map[string]string) *corev1.Namespace {
+	ns := &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: Meta(pool, team, name, ""),
+	}
+	ns.Labels[NamespaceNameLabel] = name
 	for k, v := range extra {
-		labels[k] = v
+		ns.Labels[k] = v
 	}
-	return Object{
-		APIVersion: "v1", Kind: "Namespace", Name: name,
-		Body: map[string]any{
-			"apiVersion": "v1",
-			"kind":       "Namespace",
-			"metadata":   map[string]any{"name": name, "labels": labels},
-		},
-	}
+	return ns
 }
 
 // VMResource is the object count a ResourceQuota limits for KubeVirt.
@@ -72,14 +124,30 @@ const VMQuotaName = "tenancy-virtualmachines"
 // VMQuota returns the ResourceQuota limiting KubeVirt VirtualMachines in a
 // team namespace. It is the scheduler-independent part of the agreement, so
 // both backends render it.
-func VMQuota(pool, team, namespace string, vms int64) Object {
-	return Object{
-		APIVersion: "v1", Kind: "ResourceQuota", Namespace: namespace, Name: VMQuotaName,
-		Body: map[string]any{
-			"apiVersion": "v1",
-			"kind":       "ResourceQuota",
-			"metadata":   map[string]any{"name": VMQuotaName, "namespace": namespace, "labels": Labels(pool, team)},
-			"spec":       map[string]any{"hard": map[string]any{VMResource: strconv.FormatInt(vms, 10)}},
-		},
+func VMQuota(pool, team, namespace string, vms int64) *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
+		ObjectMeta: Meta(pool, team, VMQuotaName, namespace),
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			VMResource: *resource.NewQuantity(vms, resource.DecimalSI),
+		}},
 	}
+}
+
+// Objects converts typed objects in order. A Namespace's spec is dropped:
+// the agreement sets nothing there (the API server adds its finalizer), and
+// writing spec: {} would claim a field nobody renders.
+func Objects[T any](typed []T) ([]Object, error) {
+	out := make([]Object, 0, len(typed))
+	for _, t := range typed {
+		o, err := FromTyped(t)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := any(t).(*corev1.Namespace); ok {
+			delete(o.Fields, "spec")
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -18,9 +19,6 @@ import (
 
 // Version is the file format version this package understands.
 const Version = 1
-
-// DefaultResource is the resource a flavor counts when it names none.
-const DefaultResource = "nvidia.com/gpu"
 
 // Kueue's ClusterQueue API allows at most 64 flavors in a resource group and
 // 64 covered resources; cpu and memory take two of the latter.
@@ -54,58 +52,62 @@ const maxCount = 1 << 53
 // or a LocalQueue there would fight the control plane.
 var reservedNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
 
-// Validate returns every error and warning of the agreement.
-func Validate(a *agreement.Agreement) diag.List {
-	v := &validator{a: a}
+// Rule is a check a renderer needs beyond the agreement's own rules, e.g.
+// what a backend cannot express. It reports through r, so its diagnostics
+// carry the decoded agreement's positions like every other; it runs with all
+// the other checks, so one run reports everything.
+type Rule func(a *agreement.Agreement, r *diag.Reporter)
+
+// Validate returns every error and warning of the agreement: the format's
+// own rules, then each of rules (a renderer's), sorted by position.
+func Validate(a *agreement.Agreement, rules ...Rule) diag.List {
+	v := &validator{a: a, r: &diag.Reporter{File: a.File}}
 	v.version()
 	v.name()
 	v.flavors()
 	v.priorities()
 	v.teams()
 	v.topology()
-	v.diags.Sort()
-	return v.diags
+	for _, rule := range rules {
+		rule(a, v.r)
+	}
+	v.r.List.Sort()
+	return v.r.List
 }
 
 type validator struct {
-	a     *agreement.Agreement
-	diags diag.List
-	// quotas holds Quotas of each team, in v.a.Teams order, resolved once
-	// for the checks that add up a flavor across teams.
-	quotas []map[string]*agreement.Quota
+	a *agreement.Agreement
+	r *diag.Reporter
 }
 
-func (v *validator) report(sev diag.Severity, pos agreement.Pos, path, format string, args ...any) {
-	v.diags = append(v.diags, diag.Diagnostic{
-		Severity: sev, File: v.a.File, Line: pos.Line, Column: pos.Column,
-		Field: path, Message: fmt.Sprintf(format, args...),
-	})
+// top is where a problem with a missing top-level key is reported.
+var top = agreement.Pos{Line: 1, Column: 1}
+
+func (v *validator) errorf(typ field.ErrorType, pos agreement.Pos, path *field.Path, format string, args ...any) {
+	v.r.Errorf(typ, pos, path, format, args...)
 }
 
-func (v *validator) errorf(pos agreement.Pos, path, format string, args ...any) {
-	v.report(diag.Error, pos, path, format, args...)
-}
-
-func (v *validator) warnf(pos agreement.Pos, path, format string, args ...any) {
-	v.report(diag.Warning, pos, path, format, args...)
+func (v *validator) warnf(typ field.ErrorType, pos agreement.Pos, path *field.Path, format string, args ...any) {
+	v.r.Warnf(typ, pos, path, format, args...)
 }
 
 func (v *validator) version() {
 	ver := v.a.Version
 	switch {
-	case !ver.Set && ver.Pos.Line == 0:
-		v.errorf(agreement.Pos{Line: 1, Column: 1}, "version", "is required: add version = %d at the top of the file", Version)
-	case ver.Set && ver.Value != Version:
-		v.errorf(ver.Pos, "version", "unsupported version %d: this tenancy reads version %d", ver.Value, Version)
+	case ver.State == agreement.Unset:
+		v.errorf(field.ErrorTypeRequired, top, ver.Path, "is required: add version = %d at the top of the file", Version)
+	case ver.IsSet() && ver.Value != Version:
+		v.errorf(field.ErrorTypeNotSupported, ver.Pos, ver.Path, "unsupported version %d: this tenancy reads version %d", ver.Value, Version)
 	}
 }
 
 func (v *validator) name() {
 	n := v.a.Name
-	if !n.Set {
-		if n.Pos.Line == 0 {
-			v.errorf(agreement.Pos{Line: 1, Column: 1}, "name", "is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue), e.g. name = \"gpu-pool\"")
-		}
+	switch n.State {
+	case agreement.Unset:
+		v.errorf(field.ErrorTypeRequired, top, n.Path, "is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue), e.g. name = \"gpu-pool\"")
+		return
+	case agreement.Invalid:
 		return
 	}
 	v.dnsLabel(n.Pos, n.Path, n.Value)
@@ -113,9 +115,9 @@ func (v *validator) name() {
 
 // dnsLabel reports a name that is not an RFC 1123 label, the rule for
 // namespaces and the strictest of the names tenancy renders.
-func (v *validator) dnsLabel(pos agreement.Pos, path, name string) bool {
+func (v *validator) dnsLabel(pos agreement.Pos, path *field.Path, name string) bool {
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		v.errorf(pos, path, "%q is not a valid name: %s", name, strings.Join(errs, "; "))
+		v.errorf(field.ErrorTypeInvalid, pos, path, "%q is not a valid name: %s", name, strings.Join(errs, "; "))
 		return false
 	}
 	return true
@@ -123,70 +125,67 @@ func (v *validator) dnsLabel(pos agreement.Pos, path, name string) bool {
 
 func (v *validator) flavors() {
 	if len(v.a.Flavors) == 0 {
-		v.errorf(agreement.Pos{Line: 1, Column: 1}, "flavors", "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
+		v.errorf(field.ErrorTypeRequired, top, field.NewPath("flavors"), "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
 		return
 	}
 	if len(v.a.Flavors) > maxFlavors {
 		f := v.a.Flavors[maxFlavors]
-		v.errorf(f.Pos, f.Path, "at most %d flavors are supported (Kueue's limit per resource group)", maxFlavors)
+		v.errorf(field.ErrorTypeTooMany, f.Pos, f.Path, "at most %d flavors are supported (Kueue's limit per resource group)", maxFlavors)
 	}
 	resources := map[string]bool{}
 	for _, f := range v.a.Flavors {
 		v.dnsLabel(f.Pos, f.Path, f.Name)
 		res := f.Resource.Value
-		if !f.Resource.Set {
-			res = DefaultResource
-		}
 		resources[res] = true
-		if f.Resource.Set {
+		if f.Resource.IsSet() {
 			v.resourceName(f.Resource)
 		}
 		switch {
-		case !f.Capacity.Set && f.Capacity.Pos == f.Pos:
-			v.errorf(f.Pos, f.Path+".capacity", "is required: how many %s the cluster has", res)
-		case f.Capacity.Set && f.Capacity.Value <= 0:
-			v.errorf(f.Capacity.Pos, f.Capacity.Path, "must be positive, got %d", f.Capacity.Value)
+		case f.Capacity.State == agreement.Unset:
+			v.errorf(field.ErrorTypeRequired, f.Pos, f.Capacity.Path, "is required: how many %s the cluster has", res)
+		case f.Capacity.IsSet() && f.Capacity.Value <= 0:
+			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "must be positive, got %d", f.Capacity.Value)
 		}
 		v.count(f.Capacity)
 		// Kueue rejects a ResourceFlavor with a topologyName and no node
 		// labels ("at least one nodeLabel is required when topology is
 		// set"): topology-aware scheduling finds the flavor's nodes by them.
 		if v.a.Topology != nil && len(f.NodeLabels) == 0 {
-			v.errorf(f.Pos, f.Path+".node_labels", "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them, e.g. node_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }")
+			v.errorf(field.ErrorTypeRequired, f.Pos, f.Path.Child("node_labels"), "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them, e.g. node_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }")
 		}
 		for _, l := range f.NodeLabels {
 			for _, msg := range validation.IsQualifiedName(l.Key) {
-				v.errorf(l.Value.Pos, l.Value.Path, "node label key %q is invalid: %s", l.Key, msg)
+				v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "node label key %q is invalid: %s", l.Key, msg)
 			}
-			if l.Value.Set {
+			if l.Value.IsSet() {
 				for _, msg := range validation.IsValidLabelValue(l.Value.Value) {
-					v.errorf(l.Value.Pos, l.Value.Path, "node label value %q is invalid: %s", l.Value.Value, msg)
+					v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "node label value %q is invalid: %s", l.Value.Value, msg)
 				}
 			}
 		}
 		if len(f.NodeLabels) > maxNodeLabels {
 			l := f.NodeLabels[maxNodeLabels].Value
-			v.errorf(l.Pos, l.Path, "a flavor can have at most %d node labels (Kueue's ResourceFlavor limit), got %d", maxNodeLabels, len(f.NodeLabels))
+			v.errorf(field.ErrorTypeTooMany, l.Pos, l.Path, "a flavor can have at most %d node labels (Kueue's ResourceFlavor limit), got %d", maxNodeLabels, len(f.NodeLabels))
 		}
 		if len(f.Tolerations) > maxTolerations {
 			t := f.Tolerations[maxTolerations]
-			v.errorf(t.Pos, t.Path, "a flavor can have at most %d tolerations (Kueue's ResourceFlavor limit), got %d", maxTolerations, len(f.Tolerations))
+			v.errorf(field.ErrorTypeTooMany, t.Pos, t.Path, "a flavor can have at most %d tolerations (Kueue's ResourceFlavor limit), got %d", maxTolerations, len(f.Tolerations))
 		}
 		for _, t := range f.Tolerations {
 			v.toleration(t)
 		}
 	}
 	if len(resources) > maxResources {
-		v.errorf(v.a.Flavors[0].Pos, "flavors", "at most %d distinct resources are supported", maxResources)
+		v.errorf(field.ErrorTypeTooMany, v.a.Flavors[0].Pos, field.NewPath("flavors"), "at most %d distinct resources are supported", maxResources)
 	} else if combos := len(v.a.Flavors) * (len(resources) + 2); combos > maxCombinations {
-		v.errorf(v.a.Flavors[0].Pos, "flavors", "%d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(v.a.Flavors), len(resources), combos, maxCombinations)
+		v.errorf(field.ErrorTypeTooMany, v.a.Flavors[0].Pos, field.NewPath("flavors"), "%d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(v.a.Flavors), len(resources), combos, maxCombinations)
 	}
 }
 
 // count reports a count above maxCount; sign rules are the caller's.
 func (v *validator) count(n agreement.Int) {
-	if n.Set && n.Value > maxCount {
-		v.errorf(n.Pos, n.Path, "%d is too large: counts are limited to %d (2^53, the largest integer KAI's quotas hold exactly)", n.Value, int64(maxCount))
+	if n.IsSet() && n.Value > maxCount {
+		v.errorf(field.ErrorTypeTooLong, n.Pos, n.Path, "%d is too large: counts are limited to %d (2^53, the largest integer KAI's quotas hold exactly)", n.Value, int64(maxCount))
 	}
 }
 
@@ -203,14 +202,14 @@ func (v *validator) resourceName(r agreement.Str) {
 	name := r.Value
 	switch {
 	case name == "cpu" || name == "memory" || name == "ephemeral-storage" || strings.HasPrefix(name, "hugepages-"):
-		v.errorf(r.Pos, r.Path, "%q is not a GPU resource: tenancy covers cpu and memory itself", name)
+		v.errorf(field.ErrorTypeForbidden, r.Pos, r.Path, "%q is not a GPU resource: tenancy covers cpu and memory itself", name)
 		return
 	case !strings.Contains(name, "/"):
-		v.errorf(r.Pos, r.Path, "%q must be an extended resource with a domain, e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb", name)
+		v.errorf(field.ErrorTypeInvalid, r.Pos, r.Path, "%q must be an extended resource with a domain, e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb", name)
 		return
 	}
 	for _, msg := range validation.IsQualifiedName(name) {
-		v.errorf(r.Pos, r.Path, "%q is not a valid resource name: %s", name, msg)
+		v.errorf(field.ErrorTypeInvalid, r.Pos, r.Path, "%q is not a valid resource name: %s", name, msg)
 	}
 }
 
@@ -219,38 +218,38 @@ func (v *validator) toleration(t *agreement.Toleration) {
 	switch op {
 	case "", "Equal", "Exists":
 	default:
-		v.errorf(t.Operator.Pos, t.Operator.Path, "must be Equal or Exists, got %q", op)
+		v.errorf(field.ErrorTypeNotSupported, t.Operator.Pos, t.Operator.Path, "must be Equal or Exists, got %q", op)
 	}
 	if op == "Exists" && t.Value.Value != "" {
-		v.errorf(t.Value.Pos, t.Value.Path, "must be empty when operator is Exists")
+		v.errorf(field.ErrorTypeForbidden, t.Value.Pos, t.Value.Path, "must be empty when operator is Exists")
 	}
 	if t.Key.Value == "" && op != "Exists" {
-		v.errorf(t.Pos, t.Path+".key", "is required unless operator is Exists")
+		v.errorf(field.ErrorTypeRequired, t.Pos, t.Key.Path, "is required unless operator is Exists")
 	}
 	if t.Key.Value != "" {
 		for _, msg := range validation.IsQualifiedName(t.Key.Value) {
-			v.errorf(t.Key.Pos, t.Key.Path, "%q is not a valid taint key: %s", t.Key.Value, msg)
+			v.errorf(field.ErrorTypeInvalid, t.Key.Pos, t.Key.Path, "%q is not a valid taint key: %s", t.Key.Value, msg)
 		}
 	}
 	if t.Value.Value != "" {
 		for _, msg := range validation.IsValidLabelValue(t.Value.Value) {
-			v.errorf(t.Value.Pos, t.Value.Path, "%q is not a valid taint value: %s", t.Value.Value, msg)
+			v.errorf(field.ErrorTypeInvalid, t.Value.Pos, t.Value.Path, "%q is not a valid taint value: %s", t.Value.Value, msg)
 		}
 	}
 	switch t.Effect.Value {
 	case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
 	default:
-		v.errorf(t.Effect.Pos, t.Effect.Path, "must be NoSchedule, PreferNoSchedule or NoExecute, got %q", t.Effect.Value)
+		v.errorf(field.ErrorTypeNotSupported, t.Effect.Pos, t.Effect.Path, "must be NoSchedule, PreferNoSchedule or NoExecute, got %q", t.Effect.Value)
 	}
 }
 
 func (v *validator) priorities() {
 	for _, p := range v.a.Priorities {
 		if errs := validation.IsDNS1123Subdomain(p.Name); len(errs) > 0 {
-			v.errorf(p.Value.Pos, p.Value.Path, "%q is not a valid priority class name: %s", p.Name, strings.Join(errs, "; "))
+			v.errorf(field.ErrorTypeInvalid, p.Value.Pos, p.Value.Path, "%q is not a valid priority class name: %s", p.Name, strings.Join(errs, "; "))
 		}
-		if p.Value.Set && (p.Value.Value < math.MinInt32 || p.Value.Value > math.MaxInt32) {
-			v.errorf(p.Value.Pos, p.Value.Path, "%d is outside the 32-bit range Kubernetes priorities use (%d to %d)", p.Value.Value, math.MinInt32, math.MaxInt32)
+		if p.Value.IsSet() && (p.Value.Value < math.MinInt32 || p.Value.Value > math.MaxInt32) {
+			v.errorf(field.ErrorTypeInvalid, p.Value.Pos, p.Value.Path, "%d is outside the 32-bit range Kubernetes priorities use (%d to %d)", p.Value.Value, math.MinInt32, math.MaxInt32)
 		}
 	}
 }
@@ -267,79 +266,53 @@ func (v *validator) flavorNames() string {
 
 func (v *validator) teams() {
 	if len(v.a.Teams) == 0 {
-		v.errorf(agreement.Pos{Line: 1, Column: 1}, "teams", "the agreement has no teams: add at least one [teams.NAME] with its guaranteed GPUs")
+		v.errorf(field.ErrorTypeRequired, top, field.NewPath("teams"), "the agreement has no teams: add at least one [teams.NAME] with its guaranteed GPUs")
 		return
 	}
 	owner := map[string]string{} // namespace → team that claimed it first
 	for _, t := range v.a.Teams {
 		validName := v.dnsLabel(t.Pos, t.Path, t.Name)
-		namespaces := t.Namespaces
-		if !t.NamespacesField.Set {
-			namespaces = []agreement.Str{{Value: t.Name, Set: true, Pos: t.Pos, Path: t.Path}}
-			if !validName {
+		for _, ns := range t.Namespaces {
+			if ns.State == agreement.Defaulted && !validName {
 				// The default namespace is the team's name, just reported:
 				// saying it again for the namespace would repeat the error.
-				namespaces = nil
+				continue
 			}
-		}
-		for _, ns := range namespaces {
 			if !v.dnsLabel(ns.Pos, ns.Path, ns.Value) {
 				continue
 			}
 			if reservedNamespaces[ns.Value] {
-				v.errorf(ns.Pos, ns.Path, "namespace %q belongs to Kubernetes itself and cannot be given to a team", ns.Value)
+				v.errorf(field.ErrorTypeForbidden, ns.Pos, ns.Path, "namespace %q belongs to Kubernetes itself and cannot be given to a team", ns.Value)
 				continue
 			}
 			if prev, ok := owner[ns.Value]; ok {
 				if prev == t.Name {
-					v.errorf(ns.Pos, ns.Path, "namespace %q is listed twice", ns.Value)
+					v.errorf(field.ErrorTypeDuplicate, ns.Pos, ns.Path, "namespace %q is listed twice", ns.Value)
 				} else {
-					v.errorf(ns.Pos, ns.Path, "namespace %q already belongs to team %q: a namespace can belong to one team only", ns.Value, prev)
+					v.errorf(field.ErrorTypeDuplicate, ns.Pos, ns.Path, "namespace %q already belongs to team %q: a namespace can belong to one team only", ns.Value, prev)
 				}
 				continue
 			}
 			owner[ns.Value] = t.Name
 		}
-		if t.Reclaim.Set {
+		if t.Reclaim.IsSet() {
 			switch t.Reclaim.Value {
 			case "preempt", "wait":
 			default:
-				v.errorf(t.Reclaim.Pos, t.Reclaim.Path, `must be "preempt" or "wait", got %q`, t.Reclaim.Value)
+				v.errorf(field.ErrorTypeNotSupported, t.Reclaim.Pos, t.Reclaim.Path, `must be "preempt" or "wait", got %q`, t.Reclaim.Value)
 			}
 		}
-		if t.Weight.Set && t.Weight.Value < 0 {
-			v.errorf(t.Weight.Pos, t.Weight.Path, "must not be negative, got %d", t.Weight.Value)
+		if t.Weight.IsSet() && t.Weight.Value < 0 {
+			v.errorf(field.ErrorTypeInvalid, t.Weight.Pos, t.Weight.Path, "must not be negative, got %d", t.Weight.Value)
 		}
 		v.count(t.Weight)
-		if t.VMs.Set && t.VMs.Value < 0 {
-			v.errorf(t.VMs.Pos, t.VMs.Path, "must not be negative, got %d", t.VMs.Value)
+		if t.VMs.IsSet() && t.VMs.Value < 0 {
+			v.errorf(field.ErrorTypeInvalid, t.VMs.Pos, t.VMs.Path, "must not be negative, got %d", t.VMs.Value)
 		}
 		v.teamQuotas(t)
 	}
-	v.quotas = make([]map[string]*agreement.Quota, len(v.a.Teams))
-	for i, t := range v.a.Teams {
-		v.quotas[i] = Quotas(v.a, t)
-	}
 	v.capacity()
 	v.borrowing()
-}
-
-// Quotas returns the team's quota per flavor name as the agreement states
-// them, resolving the one-flavor shorthand. Invalid references are skipped:
-// Validate reports them.
-func Quotas(a *agreement.Agreement, t *agreement.Team) map[string]*agreement.Quota {
-	out := map[string]*agreement.Quota{}
-	if t.Shorthand != nil && len(a.Flavors) == 1 {
-		out[a.Flavors[0].Name] = t.Shorthand
-	}
-	for _, q := range t.Flavors {
-		for _, f := range a.Flavors {
-			if f.Name == q.Flavor {
-				out[q.Flavor] = q
-			}
-		}
-	}
-	return out
 }
 
 func (v *validator) teamQuotas(t *agreement.Team) {
@@ -347,18 +320,14 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 		switch {
 		case len(v.a.Flavors) > 1:
 			first := firstSet(t.Shorthand)
-			v.errorf(first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
+			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
 		case len(t.Flavors) > 0:
-			v.errorf(t.Flavors[0].Pos, t.Flavors[0].Path, "quota keys are given both on the team and under flavors: use one form")
+			v.errorf(field.ErrorTypeForbidden, t.Flavors[0].Pos, t.Flavors[0].Path, "quota keys are given both on the team and under flavors: use one form")
 		}
 	}
 	for _, q := range t.Flavors {
-		found := false
-		for _, f := range v.a.Flavors {
-			found = found || f.Name == q.Flavor
-		}
-		if !found {
-			v.errorf(q.Pos, q.Path, "unknown flavor %q (flavors: %s)", q.Flavor, v.flavorNames())
+		if v.a.Flavor(q.Flavor) == nil {
+			v.errorf(field.ErrorTypeNotFound, q.Pos, q.Path, "unknown flavor %q (flavors: %s)", q.Flavor, v.flavorNames())
 		}
 	}
 	quotas := []*agreement.Quota{}
@@ -368,13 +337,13 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 	quotas = append(quotas, t.Flavors...)
 	for _, q := range quotas {
 		for _, n := range []agreement.Int{q.Guaranteed, q.Lendable, q.Borrow} {
-			if n.Set && n.Value < 0 {
-				v.errorf(n.Pos, n.Path, "must not be negative, got %d", n.Value)
+			if n.IsSet() && n.Value < 0 {
+				v.errorf(field.ErrorTypeInvalid, n.Pos, n.Path, "must not be negative, got %d", n.Value)
 			}
 			v.count(n)
 		}
-		if q.Lendable.Set && q.Lendable.Value > q.Guaranteed.Value && q.Guaranteed.Value >= 0 {
-			v.errorf(q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a team can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value)
+		if q.Lendable.IsSet() && q.Lendable.Value > q.Guaranteed.Value && q.Guaranteed.Value >= 0 {
+			v.errorf(field.ErrorTypeInvalid, q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a team can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value)
 		}
 	}
 }
@@ -385,14 +354,14 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 func firstSet(q *agreement.Quota) agreement.Int {
 	var first agreement.Int
 	for _, n := range []agreement.Int{q.Guaranteed, q.Lendable, q.Borrow} {
-		if n.Pos.Line == 0 {
+		if n.State == agreement.Unset {
 			continue
 		}
-		if first.Pos.Line == 0 || n.Pos.Line < first.Pos.Line || n.Pos.Line == first.Pos.Line && n.Pos.Column < first.Pos.Column {
+		if first.Pos.IsZero() || n.Pos.Before(first.Pos) {
 			first = n
 		}
 	}
-	if first.Pos.Line == 0 {
+	if first.Pos.IsZero() {
 		return agreement.Int{Pos: q.Pos, Path: q.Path}
 	}
 	return first
@@ -401,19 +370,19 @@ func firstSet(q *agreement.Quota) agreement.Int {
 // capacity reports flavors whose teams are guaranteed more than exists.
 func (v *validator) capacity() {
 	for _, f := range v.a.Flavors {
-		if !f.Capacity.Set || f.Capacity.Value <= 0 {
+		if !f.Capacity.IsSet() || f.Capacity.Value <= 0 {
 			continue
 		}
 		var sum int64
 		var parts []string
-		for i, t := range v.a.Teams {
-			if q := v.quotas[i][f.Name]; q != nil && q.Guaranteed.Value > 0 {
+		for _, t := range v.a.Teams {
+			if q := t.ByFlavor[f.Name]; q != nil && q.Guaranteed.Value > 0 {
 				sum = addCapped(sum, q.Guaranteed.Value)
 				parts = append(parts, fmt.Sprintf("%s %d", t.Name, q.Guaranteed.Value))
 			}
 		}
 		if sum > f.Capacity.Value {
-			v.errorf(f.Capacity.Pos, f.Capacity.Path, "teams are guaranteed %d GPUs of flavor %s (%s) but its capacity is %d", sum, f.Name, strings.Join(parts, ", "), f.Capacity.Value)
+			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "teams are guaranteed %d GPUs of flavor %s (%s) but its capacity is %d", sum, f.Name, strings.Join(parts, ", "), f.Capacity.Value)
 		}
 	}
 }
@@ -423,13 +392,13 @@ func (v *validator) capacity() {
 func (v *validator) borrowing() {
 	for _, f := range v.a.Flavors {
 		var lendable int64
-		for i := range v.a.Teams {
-			if q := v.quotas[i][f.Name]; q != nil && q.Lendable.Value > 0 {
+		for _, t := range v.a.Teams {
+			if q := t.ByFlavor[f.Name]; q != nil && q.Lendable.Value > 0 {
 				lendable = addCapped(lendable, q.Lendable.Value)
 			}
 		}
-		for i := range v.a.Teams {
-			q := v.quotas[i][f.Name]
+		for _, t := range v.a.Teams {
+			q := t.ByFlavor[f.Name]
 			if q == nil || q.Borrow.Value <= 0 {
 				continue
 			}
@@ -438,7 +407,7 @@ func (v *validator) borrowing() {
 				others -= q.Lendable.Value
 			}
 			if q.Borrow.Value > others {
-				v.warnf(q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
+				v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
 			}
 		}
 	}
@@ -450,22 +419,22 @@ func (v *validator) topology() {
 		return
 	}
 	if len(t.Levels) == 0 {
-		v.errorf(t.Pos, t.Path+".levels", "must list at least one node label, coarse to fine, e.g. [\"cloud.provider.com/rack\", \"kubernetes.io/hostname\"]")
+		v.errorf(field.ErrorTypeRequired, t.Pos, t.Path.Child("levels"), "must list at least one node label, coarse to fine, e.g. [\"cloud.provider.com/rack\", \"kubernetes.io/hostname\"]")
 		return
 	}
 	if len(t.Levels) > 16 {
-		v.errorf(t.Levels[16].Pos, t.Levels[16].Path, "at most 16 topology levels are supported")
+		v.errorf(field.ErrorTypeTooMany, t.Levels[16].Pos, t.Levels[16].Path, "at most 16 topology levels are supported")
 	}
 	seen := map[string]bool{}
 	for i, l := range t.Levels {
 		if l.Value == hostnameLabel && i < len(t.Levels)-1 {
-			v.errorf(l.Pos, l.Path, "%s can only be the last (finest) level: Kueue rejects it anywhere else", hostnameLabel)
+			v.errorf(field.ErrorTypeForbidden, l.Pos, l.Path, "%s can only be the last (finest) level: Kueue rejects it anywhere else", hostnameLabel)
 		}
 		for _, msg := range validation.IsQualifiedName(l.Value) {
-			v.errorf(l.Pos, l.Path, "%q is not a valid node label key: %s", l.Value, msg)
+			v.errorf(field.ErrorTypeInvalid, l.Pos, l.Path, "%q is not a valid node label key: %s", l.Value, msg)
 		}
 		if seen[l.Value] {
-			v.errorf(l.Pos, l.Path, "level %q is listed twice", l.Value)
+			v.errorf(field.ErrorTypeDuplicate, l.Pos, l.Path, "level %q is listed twice", l.Value)
 		}
 		seen[l.Value] = true
 	}

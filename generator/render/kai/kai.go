@@ -1,12 +1,17 @@
 // Package kai renders a plan into NVIDIA KAI Scheduler objects: a tree of
 // scheduling.run.ai/v2 Queues, PriorityClasses and labelled Namespaces. KAI
-// has no lending limit and no per-flavor quota; what cannot be expressed
-// exactly is returned as warnings naming the agreement field.
+// has no lending limit and no per-flavor quota; what it cannot express
+// exactly is reported by Rules, the backend's validation rules, as warnings
+// naming the agreement field.
 package kai
 
 import (
 	"fmt"
-	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -16,7 +21,7 @@ import (
 // Names and labels KAI reads.
 const (
 	QueueAPIVersion = "scheduling.run.ai/v2"
-	// QueueLabel assigns a namespace's workloads to a queue.
+	// QueueLabel names a workload's queue.
 	QueueLabel = "kai.scheduler/queue"
 	// WholeGPU is the one resource KAI queues count as GPUs.
 	WholeGPU = "nvidia.com/gpu"
@@ -31,187 +36,146 @@ const (
 	ReservedSuffix = "-reserved"
 )
 
-// Render returns KAI objects and the warnings about what KAI approximates,
-// or an error list when the agreement cannot be rendered for KAI at all.
-func Render(p *plan.Agreement, file string) ([]render.Object, diag.List, diag.List) {
-	r := &renderer{p: p, file: file}
-	return r.render(), r.warnings, r.errors
+// Queue is the part of KAI's scheduling.run.ai/v2 Queue that tenancy writes.
+// KAI's Go module is not reachable here, so the type is written from the
+// v0.17.0 CRD (shared/crds/kai/scheduling.run.ai_queues.yaml), and every
+// rendered Queue is checked against that CRD in the tests.
+type Queue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              QueueSpec `json:"spec"`
 }
 
-type renderer struct {
-	p        *plan.Agreement
-	file     string
-	warnings diag.List
-	errors   diag.List
+// QueueSpec is a Queue's spec.
+type QueueSpec struct {
+	ParentQueue string         `json:"parentQueue,omitempty"`
+	Resources   QueueResources `json:"resources"`
 }
 
-func (r *renderer) warnf(field, format string, args ...any) {
-	r.warnings = append(r.warnings, diag.Diagnostic{Severity: diag.Warning, File: r.file, Field: field, Message: "kai: " + fmt.Sprintf(format, args...)})
+// QueueResources are a Queue's quotas per resource kind.
+type QueueResources struct {
+	GPU    QueueResource `json:"gpu"`
+	CPU    QueueResource `json:"cpu"`
+	Memory QueueResource `json:"memory"`
 }
 
-func (r *renderer) errorf(field, format string, args ...any) {
-	r.errors = append(r.errors, diag.Diagnostic{Severity: diag.Error, File: r.file, Field: field, Message: "kai: " + fmt.Sprintf(format, args...)})
+// QueueResource is one resource's quota, limit and over-quota weight; -1
+// means unlimited. KAI reads them as float64; tenancy's counts are whole
+// and at most 2^53, so int64 writes them exactly.
+type QueueResource struct {
+	Quota           int64 `json:"quota"`
+	Limit           int64 `json:"limit"`
+	OverQuotaWeight int64 `json:"overQuotaWeight"`
 }
 
-// counted reports whether KAI can count a flavor's GPUs.
-func counted(f plan.Flavor) bool { return f.Resource == WholeGPU }
+// Renderer renders the KAI objects of an agreement.
+type Renderer struct{}
 
-// reserved reports whether a team's GPUs are never lent: such teams go in a
-// subtree whose limit equals its quota, and the other subtree's limit keeps
-// their GPUs out of everyone else's reach.
-func reserved(p *plan.Agreement, t plan.Team) bool {
-	var guaranteed, lendable int64
+// counted reports whether KAI counts a resource as GPUs.
+func counted(resource string) bool { return resource == WholeGPU }
+
+// neverLends reports whether a team with these whole-GPU sums lends
+// nothing: such teams go in a subtree whose limit equals its quota, and the
+// other subtree's limit keeps their GPUs out of everyone else's reach.
+func neverLends(guaranteed, lendable int64) bool { return guaranteed > 0 && lendable == 0 }
+
+// sums adds up a team's whole-GPU quotas across flavors.
+func sums(p *plan.Agreement, t plan.Team) (guaranteed, lendable, borrow int64) {
 	for _, f := range p.Flavors {
-		if counted(f) {
+		if counted(f.Resource) {
 			q := t.Quota(f.Name)
-			guaranteed += q.Guaranteed
-			lendable += q.Lendable
+			guaranteed, lendable, borrow = guaranteed+q.Guaranteed, lendable+q.Lendable, borrow+q.Borrow
 		}
 	}
-	return guaranteed > 0 && lendable == 0
+	return guaranteed, lendable, borrow
 }
 
-func (r *renderer) render() []render.Object {
-	p := r.p
+// Render returns the KAI objects. Rules has refused what KAI cannot take.
+func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	var capacity int64
-	var countedNames []string
 	for _, f := range p.Flavors {
-		if !counted(f) {
-			r.warnf("flavors."+f.Name+".resource", "KAI queues count whole GPUs (%s) only: the quotas of flavor %s (%s) are not expressed", WholeGPU, f.Name, f.Resource)
-			continue
+		if counted(f.Resource) {
+			capacity += f.Capacity
 		}
-		capacity += f.Capacity
-		countedNames = append(countedNames, f.Name)
 	}
-	if len(countedNames) > 1 {
-		r.warnf("flavors", "KAI quotas are not per flavor: flavors %s are summed into one GPU quota per team", strings.Join(countedNames, ", "))
-	}
-
 	type leaf struct {
-		team                      plan.Team
-		guaranteed, borrow, share int64
+		team               plan.Team
+		guaranteed, borrow int64
 	}
 	var shared, reservedTeams []leaf
 	var sharedQuota, reservedQuota int64
 	for _, t := range p.Teams {
-		var g, l, b int64
-		for _, f := range p.Flavors {
-			if counted(f) {
-				q := t.Quota(f.Name)
-				g, l, b = g+q.Guaranteed, l+q.Lendable, b+q.Borrow
-			}
-		}
-		lf := leaf{team: t, guaranteed: g, borrow: b}
-		if reserved(p, t) {
-			reservedTeams = append(reservedTeams, lf)
+		g, l, b := sums(p, t)
+		if neverLends(g, l) {
+			reservedTeams = append(reservedTeams, leaf{t, g, b})
 			reservedQuota += g
-			if b > 0 {
-				r.warnf("teams."+t.Name+".borrow", "a team that never lends sits in the %s%s subtree, whose limit equals its quota: it cannot borrow the %d GPUs the agreement allows", p.Name, ReservedSuffix, b)
-			}
 		} else {
-			shared = append(shared, lf)
+			shared = append(shared, leaf{t, g, b})
 			sharedQuota += g
-			if l > 0 && l < g {
-				r.warnf("teams."+t.Name+".lendable", "KAI has no lending limit: all %d idle guaranteed GPUs may be lent, not only %d; they are reclaimed when the team needs them", g, l)
-			}
-		}
-		if t.Reclaim == plan.ReclaimWait {
-			r.warnf("teams."+t.Name+".reclaim", `KAI always reclaims lent GPUs by preempting borrowers; "wait" is not expressed`)
 		}
 	}
 
-	var objs []render.Object
+	var typed []any
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
-			objs = append(objs, render.Namespace(p.Name, t.Name, ns, map[string]string{QueueLabel: t.Name}))
+			typed = append(typed, render.Namespace(p.Name, t.Name, ns, map[string]string{QueueLabel: t.Name}))
 			if t.VMs != nil {
-				objs = append(objs, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
+				typed = append(typed, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
 			}
 		}
 	}
 	for _, pr := range p.Priorities {
-		// Kubernetes reserves the system- prefix for its own PriorityClasses
-		// and refuses any other by that name (Kueue's WorkloadPriorityClass
-		// does not): refuse it here rather than fail the sync halfway.
-		if strings.HasPrefix(pr.Name, "system-") {
-			r.errorf("priorities."+pr.Name, "names starting with system- are reserved for Kubernetes' own PriorityClasses")
-			continue
-		}
-		if pr.Value > maxUserPriority {
-			r.errorf("priorities."+pr.Name, "%d is above %d, the highest priority Kubernetes accepts for a PriorityClass", pr.Value, maxUserPriority)
-			continue
-		}
-		objs = append(objs, priorityClass(p, pr))
+		typed = append(typed, priorityClass(p, pr))
 	}
-
-	names := map[string]string{p.Name: "the pool queue"}
-	claim := func(name, what string) {
-		if prev, ok := names[name]; ok {
-			r.errorf("teams."+name, "queue name %q is used both by %s and by %s", name, prev, what)
-		}
-		names[name] = what
-	}
-
-	objs = append(objs, r.queue(p.Name, "", "", gpu(sharedQuota+reservedQuota, capacity, 1)))
+	typed = append(typed, queue(p, p.Name, "", "", gpu(sharedQuota+reservedQuota, capacity, 1)))
 	if len(shared) > 0 {
-		claim(p.Name+SharedSuffix, "the shared subtree")
 		// The shared subtree may grow into everything but the reserved
 		// teams' guarantees: that is what keeps them never lent.
-		objs = append(objs, r.queue(p.Name+SharedSuffix, p.Name, "", gpu(sharedQuota, capacity-reservedQuota, 1)))
+		typed = append(typed, queue(p, p.Name+SharedSuffix, p.Name, "", gpu(sharedQuota, capacity-reservedQuota, 1)))
 		for _, l := range shared {
-			claim(l.team.Name, "team "+l.team.Name)
-			objs = append(objs, r.queue(l.team.Name, p.Name+SharedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
+			typed = append(typed, queue(p, l.team.Name, p.Name+SharedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
 		}
 	}
 	if len(reservedTeams) > 0 {
-		claim(p.Name+ReservedSuffix, "the reserved subtree")
-		objs = append(objs, r.queue(p.Name+ReservedSuffix, p.Name, "", gpu(reservedQuota, reservedQuota, 0)))
+		typed = append(typed, queue(p, p.Name+ReservedSuffix, p.Name, "", gpu(reservedQuota, reservedQuota, 0)))
 		for _, l := range reservedTeams {
-			claim(l.team.Name, "team "+l.team.Name)
-			objs = append(objs, r.queue(l.team.Name, p.Name+ReservedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed, l.team.Weight)))
+			typed = append(typed, queue(p, l.team.Name, p.Name+ReservedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed, l.team.Weight)))
 		}
 	}
-	return objs
+	objs, err := render.Objects(typed)
+	if err != nil {
+		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "kai: " + err.Error()}}
+	}
+	return objs, nil
 }
 
 // gpu returns a Queue's resources: GPUs as agreed; cpu and memory unlimited
 // (-1), since the agreement is about GPUs.
-func gpu(quota, limit, weight int64) map[string]any {
-	unlimited := map[string]any{"quota": int64(-1), "limit": int64(-1), "overQuotaWeight": int64(1)}
-	return map[string]any{
-		"gpu":    map[string]any{"quota": quota, "limit": limit, "overQuotaWeight": weight},
-		"cpu":    unlimited,
-		"memory": unlimited,
+func gpu(quota, limit, weight int64) QueueResources {
+	unlimited := QueueResource{Quota: -1, Limit: -1, OverQuotaWeight: 1}
+	return QueueResources{
+		GPU:    QueueResource{Quota: quota, Limit: limit, OverQuotaWeight: weight},
+		CPU:    unlimited,
+		Memory: unlimited,
 	}
 }
 
-func (r *renderer) queue(name, parent, team string, resources map[string]any) render.Object {
-	spec := map[string]any{"resources": resources}
-	if parent != "" {
-		spec["parentQueue"] = parent
-	}
-	return render.Object{
-		APIVersion: QueueAPIVersion, Kind: "Queue", Name: name,
-		Body: map[string]any{
-			"apiVersion": QueueAPIVersion,
-			"kind":       "Queue",
-			"metadata":   map[string]any{"name": name, "labels": render.Labels(r.p.Name, team)},
-			"spec":       spec,
-		},
+func queue(p *plan.Agreement, name, parent, team string, resources QueueResources) *Queue {
+	return &Queue{
+		TypeMeta:   metav1.TypeMeta{APIVersion: QueueAPIVersion, Kind: "Queue"},
+		ObjectMeta: render.Meta(p.Name, team, name, ""),
+		Spec:       QueueSpec{ParentQueue: parent, Resources: resources},
 	}
 }
 
-func priorityClass(p *plan.Agreement, pr plan.Priority) render.Object {
-	return render.Object{
-		APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Name: pr.Name,
-		Body: map[string]any{
-			"apiVersion":  "scheduling.k8s.io/v1",
-			"kind":        "PriorityClass",
-			"metadata":    map[string]any{"name": pr.Name, "labels": render.Labels(p.Name, "")},
-			"value":       int64(pr.Value),
-			"description": fmt.Sprintf("Priority %s of the GPU pool %s, from its tenancy agreement", pr.Name, p.Name),
-			// The API server's default, written out.
-			"preemptionPolicy": "PreemptLowerPriority",
-		},
+func priorityClass(p *plan.Agreement, pr plan.Priority) *schedulingv1.PriorityClass {
+	// The API server's default, written out.
+	policy := corev1.PreemptLowerPriority
+	return &schedulingv1.PriorityClass{
+		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+		ObjectMeta:       render.Meta(p.Name, "", pr.Name, ""),
+		Value:            pr.Value,
+		Description:      fmt.Sprintf("Priority %s of the GPU pool %s, from its tenancy agreement", pr.Name, p.Name),
+		PreemptionPolicy: &policy,
 	}
 }

@@ -1,6 +1,7 @@
 package kai_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,14 +18,18 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/encode"
-	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
+	"github.com/tenancy-dev/tenancy/generator/internal/crdcheck"
+	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
+	"github.com/tenancy-dev/tenancy/generator/load"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
+	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
 func waiting(t plan.Team) plan.Team {
@@ -32,7 +37,7 @@ func waiting(t plan.Team) plan.Team {
 	return t
 }
 
-func agreement(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
+func pooled(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
 	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
 	for _, t := range teams {
 		var qs []plan.Quota
@@ -58,11 +63,11 @@ func (q queue) String() string {
 
 // queues renders a plan and returns its Queues by name, checking on the way
 // that cpu and memory are unlimited and nothing else is.
-func queues(t *testing.T, p *plan.Agreement) (map[string]queue, diag.List) {
+func queues(t *testing.T, p *plan.Agreement) map[string]queue {
 	t.Helper()
-	objs, warnings, errs := kai.Render(p, "tenancy.toml")
-	if len(errs) > 0 {
-		t.Fatalf("render: %v", errs)
+	objs, diags := kai.Renderer{}.Render(p)
+	if len(diags) > 0 {
+		t.Fatalf("render: %v", diags)
 	}
 	encoded, _, err := encode.Encode(objs)
 	if err != nil {
@@ -70,7 +75,7 @@ func queues(t *testing.T, p *plan.Agreement) (map[string]queue, diag.List) {
 	}
 	out := map[string]queue{}
 	for _, o := range encoded {
-		if o.Kind != "Queue" {
+		if o.Kind() != "Queue" {
 			continue
 		}
 		var q struct {
@@ -88,13 +93,13 @@ func queues(t *testing.T, p *plan.Agreement) (map[string]queue, diag.List) {
 		}
 		for _, r := range []string{"cpu", "memory"} {
 			if got := q.Spec.Resources[r]; got.Quota != -1 || got.Limit != -1 {
-				t.Errorf("queue %s: %s quota %d limit %d, want -1 (unlimited): the agreement is about GPUs", o.Name, r, got.Quota, got.Limit)
+				t.Errorf("queue %s: %s quota %d limit %d, want -1 (unlimited): the agreement is about GPUs", o.Name(), r, got.Quota, got.Limit)
 			}
 		}
 		g := q.Spec.Resources["gpu"]
-		out[o.Name] = queue{Parent: q.Spec.ParentQueue, Quota: g.Quota, Limit: g.Limit, Weight: g.OverQuotaWeight}
+		out[o.Name()] = queue{Parent: q.Spec.ParentQueue, Quota: g.Quota, Limit: g.Limit, Weight: g.OverQuotaWeight}
 	}
-	return out, warnings
+	return out
 }
 
 func TestQueueTree(t *testing.T) {
@@ -103,7 +108,7 @@ func TestQueueTree(t *testing.T) {
 		want map[string]queue
 	}{
 		"reference agreement: inference is never lent": {
-			plan: agreement([]plan.Flavor{plantest.H100(32)},
+			plan: pooled([]plan.Flavor{plantest.H100(32)},
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
 				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
@@ -120,7 +125,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"everyone lends: no reserved subtree, the shared one may use the whole pool": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
+			plan: pooled([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("b", plantest.Quota("h100", 4, 2, 0))),
 			want: map[string]queue{
@@ -131,7 +136,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"nobody lends: no shared subtree": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
+			plan: pooled([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0))),
 			want: map[string]queue{
@@ -142,7 +147,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a pure borrower: quota 0, limit what it may borrow": {
-			plan: agreement([]plan.Flavor{plantest.H100(8)},
+			plan: pooled([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]queue{
@@ -153,7 +158,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a team with really no GPUs has limit 0, KAI's hard zero": {
-			plan: agreement([]plan.Flavor{plantest.H100(8)},
+			plan: pooled([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("nobody", plantest.Quota("h100", 0, 0, 0))),
 			want: map[string]queue{
@@ -164,7 +169,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a never-lending team that may borrow still gets limit = quota": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
+			plan: pooled([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 4))),
 			want: map[string]queue{
@@ -179,7 +184,7 @@ func TestQueueTree(t *testing.T) {
 			plan: func() *plan.Agreement {
 				heavy := plantest.Team("heavy", plantest.Quota("h100", 4, 4, 4))
 				heavy.Weight = 3
-				return agreement([]plan.Flavor{plantest.H100(8)}, heavy, plantest.Team("light", plantest.Quota("h100", 4, 4, 4)))
+				return pooled([]plan.Flavor{plantest.H100(8)}, heavy, plantest.Team("light", plantest.Quota("h100", 4, 4, 4)))
 			}(),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 8, Limit: 8, Weight: 1},
@@ -189,7 +194,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"whole-GPU flavors are summed; MIG slices are not counted": {
-			plan: agreement([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
+			plan: pooled([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
 				plantest.Team("a", plantest.Quota("h100", 8, 4, 4), plantest.Quota("a100", 4, 4, 0), plantest.Quota("a100-mig", 28, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0), plantest.Quota("a100-mig", 28, 14, 14))),
 			want: map[string]queue{
@@ -203,7 +208,7 @@ func TestQueueTree(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, _ := queues(t, tc.plan)
+			got := queues(t, tc.plan)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("queues (-want,+got):\n%s", diff)
 			}
@@ -211,123 +216,179 @@ func TestQueueTree(t *testing.T) {
 	}
 }
 
-func TestWarnings(t *testing.T) {
+// rules runs the agreement's own rules and KAI's over a TOML agreement, as
+// the pipeline does for --backend kai.
+func rules(t *testing.T, src string) diag.List {
+	t.Helper()
+	root, diags := load.Parse("tenancy.toml", []byte(src))
+	if len(diags) > 0 {
+		t.Fatalf("Parse: %s", diags)
+	}
+	a, diags := agreement.Decode("tenancy.toml", root)
+	if len(diags) > 0 {
+		t.Fatalf("Decode: %s", diags)
+	}
+	return validate.Validate(a, kai.Rules)
+}
+
+// pool is the start of the rule cases: lines 1-4, one flavor of 16 GPUs.
+const pool = `version = 1
+name = "gpu-pool"
+[flavors.h100]
+capacity = 16
+`
+
+// TestRules: what KAI cannot express is a warning, what it refuses an
+// error, each at the value it is about (the line and column of the value,
+// the field path of the key the user wrote).
+func TestRules(t *testing.T) {
+	warn := func(line, col int, path string) diag.Diagnostic {
+		return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
+	}
 	tests := map[string]struct {
-		plan *plan.Agreement
-		want []string // fields the warnings name
+		src  string
+		want diag.List
 	}{
 		"exactly expressible: nothing to say": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
-				plantest.Team("a", plantest.Quota("h100", 8, 8, 8)),
-				plantest.Team("b", plantest.Quota("h100", 8, 0, 0))),
+			src: pool + "[teams.a]\nguaranteed = 8\nlendable = 8\nborrow = 8\n[teams.b]\nguaranteed = 8\nlendable = 8\n",
 		},
 		"partly lendable: KAI lends all idle GPUs": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 16, 8, 0))),
-			want: []string{"teams.a.lendable"},
+			src:  pool + "[teams.a]\nguaranteed = 16\nlendable = 8\n",
+			want: diag.List{warn(7, 12, "teams.a.lendable")},
+		},
+		"partly lendable, per flavor: the flavor's lendable": {
+			src:  pool + "[teams.a.flavors.h100]\nguaranteed = 16\nlendable = 8\n",
+			want: diag.List{warn(7, 12, "teams.a.flavors.h100.lendable")},
 		},
 		"reclaim wait: KAI always preempts": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)}, waiting(plantest.Team("a", plantest.Quota("h100", 16, 16, 0)))),
-			want: []string{"teams.a.reclaim"},
+			src:  pool + "[teams.a]\nguaranteed = 16\nlendable = 16\nreclaim = \"wait\"\n",
+			want: diag.List{warn(8, 11, "teams.a.reclaim")},
 		},
 		"a never-lending team that may borrow cannot": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
-				plantest.Team("a", plantest.Quota("h100", 8, 8, 0)),
-				plantest.Team("b", plantest.Quota("h100", 8, 0, 4))),
-			want: []string{"teams.b.borrow"},
+			src:  pool + "[teams.a]\nguaranteed = 8\nlendable = 8\n[teams.b]\nguaranteed = 8\nborrow = 4\n",
+			want: diag.List{warn(10, 10, "teams.b.borrow")},
 		},
 		"MIG flavor: not counted": {
-			plan: agreement([]plan.Flavor{plantest.H100(8), plantest.MIG(56)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0), plantest.Quota("a100-mig", 28, 28, 0))),
-			want: []string{"flavors.a100-mig.resource"},
+			src: pool + "[flavors.mig]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 56\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.mig]\nguaranteed = 28\nlendable = 28\n",
+			want: diag.List{warn(6, 12, "flavors.mig.resource")},
 		},
 		"several whole-GPU flavors: summed": {
-			plan: agreement([]plan.Flavor{plantest.H100(8), plantest.A100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0), plantest.Quota("a100", 8, 8, 0))),
-			want: []string{"flavors"},
+			src: pool + "[flavors.a100]\ncapacity = 8\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.a100]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(3, 10, "flavors")},
+		},
+		"a team named like a subtree": {
+			src:  pool + "[teams.gpu-pool-shared]\nguaranteed = 8\nlendable = 8\n[teams.b]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 5, 8, "teams.gpu-pool-shared", field.ErrorTypeDuplicate)},
+		},
+		"a team named like the pool": {
+			src:  pool + "[teams.gpu-pool]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 5, 8, "teams.gpu-pool", field.ErrorTypeDuplicate)},
+		},
+		"a priority name Kubernetes reserves": {
+			src:  pool + "[priorities]\nsystem-high = 100\nhigh = 10\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 6, 15, "priorities.system-high", field.ErrorTypeForbidden)},
+		},
+		"a priority Kubernetes refuses": {
+			src:  pool + "[priorities]\nsystem = 2_000_000_000\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 6, 10, "priorities.system", field.ErrorTypeInvalid)},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, warnings := queues(t, tc.plan)
-			var got []string
-			for _, w := range warnings {
-				if w.Severity != diag.Warning || !strings.HasPrefix(w.Message, "kai: ") {
-					t.Errorf("%s: want a warning starting with \"kai: \", got %s", w.Field, w)
-				}
-				got = append(got, w.Field)
+			got := rules(t, tc.src)
+			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+				t.Errorf("diagnostics (-want,+got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("warned fields (-want,+got):\n%s", diff)
+			for _, d := range got {
+				if !strings.HasPrefix(d.Message, "kai: ") {
+					t.Errorf("%s: want a message starting with \"kai: \"", d)
+				}
 			}
 		})
 	}
 }
 
-func TestErrors(t *testing.T) {
-	tests := map[string]struct {
-		plan *plan.Agreement
-		want []string
-	}{
-		"a team named like a subtree": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)},
-				plantest.Team("gpu-pool-shared", plantest.Quota("h100", 8, 8, 0)),
-				plantest.Team("b", plantest.Quota("h100", 8, 8, 0))),
-			want: []string{"teams.gpu-pool-shared"},
-		},
-		"a team named like the pool": {
-			plan: agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("gpu-pool", plantest.Quota("h100", 8, 8, 0))),
-			want: []string{"teams.gpu-pool"},
-		},
-		"a priority name Kubernetes reserves": {
-			plan: func() *plan.Agreement {
-				p := agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
-				p.Priorities = []plan.Priority{{Name: "system-high", Value: 100}, {Name: "high", Value: 10}}
-				return p
-			}(),
-			want: []string{"priorities.system-high"},
-		},
-		"a priority Kubernetes refuses": {
-			plan: func() *plan.Agreement {
-				p := agreement([]plan.Flavor{plantest.H100(16)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
-				p.Priorities = []plan.Priority{{Name: "system", Value: 2_000_000_000}}
-				return p
-			}(),
-			want: []string{"priorities.system"},
-		},
+// TestRulesInlineAgreement: an agreement without a path (the KRM function's
+// inline spec.agreement) is named like the rest of the pipeline names it,
+// in KAI's warnings too.
+func TestRulesInlineAgreement(t *testing.T) {
+	_, err := generator.Render(generator.Source{Data: []byte(pool + "[teams.a]\nguaranteed = 16\nlendable = 8\nlendible = 1\n")}, generator.Options{Backend: generator.KAI})
+	var aerr *generator.AgreementError
+	if !errors.As(err, &aerr) {
+		t.Fatalf("want an AgreementError, got %v", err)
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			_, _, errs := kai.Render(tc.plan, "tenancy.toml")
-			var got []string
-			for _, e := range errs {
-				got = append(got, e.Field)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("error fields (-want,+got):\n%s", diff)
-			}
-		})
+	want := diag.List{
+		diagtest.Warning("tenancy.toml", 7, 12, "teams.a.lendable", field.ErrorTypeNotSupported),
+		diagtest.Error("tenancy.toml", 8, 1, "teams.a.lendible", field.ErrorTypeNotSupported),
+	}
+	if diff := cmp.Diff(want, aerr.Diagnostics, diagtest.Opts); diff != "" {
+		t.Errorf("diagnostics (-want,+got):\n%s", diff)
 	}
 }
 
 // --- Every agreement in the repository, through the whole pipeline. ---
 
-// queueCRD loads KAI's Queue CRD from ../shared/crds/kai/ beside the
-// repository (KAI's Go module is not reachable here), or skips.
-func queueCRD(t *testing.T) *crdschema.CRD {
+// kaiCRDFiles are KAI Scheduler v0.17.0's CRDs, as shared/crds/kai/ holds
+// them.
+var kaiCRDFiles = []string{
+	"scheduling.run.ai_queues.yaml",
+	"scheduling.run.ai_podgroups.yaml",
+	"kai.scheduler_topologies.yaml",
+}
+
+// kaiCRDs loads KAI's CRDs, by kind, from ../shared/crds/kai/ beside the
+// repository (KAI's Go module is not reachable here). It fails, rather than
+// skips, when they are absent or broken: CI always has shared/ next to the
+// clone, and a skipped conformance test passes silently. All are loaded,
+// even those of kinds the renderer does not emit, so that a damaged shared/
+// is noticed.
+func kaiCRDs(t *testing.T) map[string]*crdcheck.CRD {
 	t.Helper()
-	path := filepath.Join(examples.Root(t), "..", "shared", "crds", "kai", "scheduling.run.ai_queues.yaml")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("KAI's Queue CRD is not at %s (the CRDs live beside the repository, in ../shared/crds/kai/): %v", path, err)
+	dir := filepath.Join(examples.Root(t), "..", "shared", "crds", "kai")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("KAI's CRDs are expected in %s: KAI Scheduler v0.17.0's CRDs from shared/, the folder beside the repository clone (CI always has it): %v", dir, err)
 	}
-	crd, err := crdschema.Load(path)
+	crds := map[string]*crdcheck.CRD{}
+	for _, name := range kaiCRDFiles {
+		crd, err := crdcheck.Load(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("KAI Scheduler v0.17.0's CRDs from shared/crds/kai/: %v", err)
+		}
+		crds[crd.Kind] = crd
+	}
+	if crds["Queue"] == nil {
+		t.Fatalf("no Queue CRD among %v in %s", kaiCRDFiles, dir)
+	}
+	return crds
+}
+
+// conformCRD checks an object against its CRD as the API server would, and
+// that it leaves no default for the API server to add (Argo CD would see
+// drift).
+func conformCRD(t *testing.T, crd *crdcheck.CRD, o generator.Object) {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal(o.YAML, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range crd.Validate(obj) {
+		t.Errorf("%s %s: CRD: %v", o.Kind(), o.Name(), e)
+	}
+	missing, err := crd.MissingDefaults(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return crd
+	for _, m := range missing {
+		t.Errorf("%s %s: %s has a default the API server would add", o.Kind(), o.Name(), m)
+	}
 }
 
 func strict(t *testing.T, o generator.Object, into any) bool {
 	t.Helper()
 	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind, o.Namespace, o.Name, into, err)
+		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
 		return false
 	}
 	return true
@@ -338,19 +399,20 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 	errs := apivalidation.ValidateObjectMeta(&meta, namespaced, nameFn, field.NewPath("metadata"))
 	errs = append(errs, metav1validation.ValidateLabels(meta.Labels, field.NewPath("metadata", "labels"))...)
 	for _, e := range errs {
-		t.Errorf("%s %s/%s: %v", o.Kind, o.Namespace, o.Name, e)
+		t.Errorf("%s %s/%s: %v", o.Kind(), o.Namespace(), o.Name(), e)
 	}
 	if meta.Labels[render.ManagedByLabel] != render.ManagedBy {
-		t.Errorf("%s %s: no label %s=%s", o.Kind, o.Name, render.ManagedByLabel, render.ManagedBy)
+		t.Errorf("%s %s: no label %s=%s", o.Kind(), o.Name(), render.ManagedByLabel, render.ManagedBy)
 	}
 }
 
 // TestConformsToKAI checks every object of every agreement: Queues against
-// KAI's CRD schema (CEL rules, if any, are left to the e2e suite);
+// KAI's CRD with the API server's own validators (structural schema,
+// pruning, defaulting and CEL rules);
 // PriorityClasses, Namespaces and ResourceQuotas by decoding them strictly
 // into the core API's Go types and validating their metadata.
 func TestConformsToKAI(t *testing.T) {
-	crd := queueCRD(t)
+	crds := kaiCRDs(t)
 	for path, src := range examples.Sources(t) {
 		t.Run(path, func(t *testing.T) {
 			res, err := generator.Render(src, generator.Options{Backend: generator.KAI})
@@ -362,22 +424,9 @@ func TestConformsToKAI(t *testing.T) {
 				teamOf[tm.Name] = true
 			}
 			for _, o := range res.Objects {
-				switch o.APIVersion + "/" + o.Kind {
+				switch o.APIVersion() + "/" + o.Kind() {
 				case kai.QueueAPIVersion + "/Queue":
-					var obj map[string]any
-					if err := yaml.Unmarshal(o.YAML, &obj); err != nil {
-						t.Fatal(err)
-					}
-					for _, v := range crd.Validate(obj) {
-						t.Errorf("Queue %s: CRD schema: %s", o.Name, v)
-					}
-					missing, err := crd.MissingDefaults(obj)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, m := range missing {
-						t.Errorf("Queue %s: %s has a default the API server would add", o.Name, m)
-					}
+					conformCRD(t, crds["Queue"], o)
 					var meta struct {
 						Metadata metav1.ObjectMeta `json:"metadata"`
 					}
@@ -410,7 +459,13 @@ func TestConformsToKAI(t *testing.T) {
 						validateMeta(t, o, rq.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 					}
 				default:
-					t.Errorf("%s %s: no schema or Go type to check this kind against", o.APIVersion, o.Kind)
+					// KAI's other kinds (PodGroup, Topology), should the
+					// renderer emit them.
+					if crd, ok := crds[o.Kind()]; ok {
+						conformCRD(t, crd, o)
+						break
+					}
+					t.Errorf("%s %s: no schema or Go type to check this kind against", o.APIVersion(), o.Kind())
 				}
 			}
 		})
@@ -437,16 +492,16 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 					capacity += f.Capacity
 				}
 			}
-			got, _ := queues(t, p)
+			got := queues(t, p)
 			seen := map[string]bool{}
 			for _, o := range res.Objects {
-				if o.Kind != "Queue" {
+				if o.Kind() != "Queue" {
 					continue
 				}
-				if parent := got[o.Name].Parent; parent != "" && !seen[parent] {
-					t.Errorf("queue %s comes before its parent %s", o.Name, parent)
+				if parent := got[o.Name()].Parent; parent != "" && !seen[parent] {
+					t.Errorf("queue %s comes before its parent %s", o.Name(), parent)
 				}
-				seen[o.Name] = true
+				seen[o.Name()] = true
 			}
 			childQuota := map[string]int64{}
 			for _, q := range got {

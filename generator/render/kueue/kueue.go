@@ -9,10 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
@@ -40,16 +43,58 @@ func canonical(s string) resource.Quantity {
 // QueueNameLabel is the label a Job carries to name its LocalQueue.
 const QueueNameLabel = "kueue.x-k8s.io/queue-name"
 
-// Render returns the Kueue objects of the agreement for the API version
-// ("v1beta2" or "v1beta1").
-func Render(p *plan.Agreement, apiVersion string) ([]render.Object, error) {
+// Renderer renders Kueue objects for one API version ("v1beta2" or
+// "v1beta1").
+type Renderer struct {
+	APIVersion string
+}
+
+// Render returns the Kueue objects of the agreement.
+func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
+	typed := typedObjects(p)
+	if r.APIVersion == "v1beta1" {
+		var err error
+		if typed, err = toV1beta1(typed); err != nil {
+			return nil, internal(p, err)
+		}
+	}
+	objs, err := render.Objects(typed)
+	if err != nil {
+		return nil, internal(p, err)
+	}
+	for _, o := range objs {
+		if o.Kind() != "ResourceFlavor" {
+			continue
+		}
+		// An empty spec is refused by a server-side apply over a flavor
+		// that had node labels (spec becomes null), which is what dropping
+		// node_labels from an agreement does. An explicit empty map keeps
+		// spec an object; the API server stores and returns it as it is.
+		// The Go type's omitempty cannot say this, so it is said here.
+		if _, ok, _ := unstructured.NestedMap(o.Fields, "spec", "nodeLabels"); !ok {
+			if err := unstructured.SetNestedMap(o.Fields, map[string]any{}, "spec", "nodeLabels"); err != nil {
+				return nil, internal(p, err)
+			}
+		}
+	}
+	return objs, nil
+}
+
+// internal reports a failure of the renderer itself, not of the agreement.
+func internal(p *plan.Agreement, err error) diag.List {
+	return diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "kueue: " + err.Error()}}
+}
+
+// typedObjects builds the v1beta2 objects in Kueue's and Kubernetes' Go
+// types, so field names cannot drift from what the API server accepts.
+func typedObjects(p *plan.Agreement) []runtime.Object {
 	// Sized up front: with thousands of teams, growing the slice copies it
 	// a dozen times.
 	n := len(p.Priorities) + len(p.Flavors) + 2
 	for _, t := range p.Teams {
 		n += 1 + 3*len(t.Namespaces)
 	}
-	objs := make([]render.Object, 0, n)
+	objs := make([]runtime.Object, 0, n)
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
 			objs = append(objs, render.Namespace(p.Name, t.Name, ns, nil))
@@ -74,42 +119,35 @@ func Render(p *plan.Agreement, apiVersion string) ([]render.Object, error) {
 			}
 		}
 	}
-	if apiVersion == "v1beta1" {
-		return toV1beta1(objs)
-	}
-	return objs, nil
+	return objs
 }
 
 func meta(p *plan.Agreement, team, name, namespace string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: render.Labels(p.Name, team)}
-}
-
-func object(o any, kind, namespace, name string) render.Object {
-	return render.Object{APIVersion: kueue.GroupVersion.String(), Kind: kind, Namespace: namespace, Name: name, Body: o}
+	return render.Meta(p.Name, team, name, namespace)
 }
 
 func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: kind}
 }
 
-func priorityClass(p *plan.Agreement, pr plan.Priority) render.Object {
-	return object(&kueue.WorkloadPriorityClass{
+func priorityClass(p *plan.Agreement, pr plan.Priority) *kueue.WorkloadPriorityClass {
+	return &kueue.WorkloadPriorityClass{
 		TypeMeta:    typeMeta("WorkloadPriorityClass"),
 		ObjectMeta:  meta(p, "", pr.Name, ""),
 		Value:       pr.Value,
 		Description: fmt.Sprintf("Priority %s of the GPU pool %s, from its tenancy agreement", pr.Name, p.Name),
-	}, "WorkloadPriorityClass", "", pr.Name)
+	}
 }
 
-func topology(p *plan.Agreement) render.Object {
+func topology(p *plan.Agreement) *kueue.Topology {
 	t := &kueue.Topology{TypeMeta: typeMeta("Topology"), ObjectMeta: meta(p, "", p.Topology.Name, "")}
 	for _, l := range p.Topology.Levels {
 		t.Spec.Levels = append(t.Spec.Levels, kueue.TopologyLevel{NodeLabel: l})
 	}
-	return object(t, "Topology", "", p.Topology.Name)
+	return t
 }
 
-func flavor(p *plan.Agreement, f plan.Flavor) render.Object {
+func flavor(p *plan.Agreement, f plan.Flavor) *kueue.ResourceFlavor {
 	rf := &kueue.ResourceFlavor{TypeMeta: typeMeta("ResourceFlavor"), ObjectMeta: meta(p, "", f.Name, "")}
 	rf.Spec.NodeLabels = f.NodeLabels
 	for _, t := range f.Tolerations {
@@ -121,23 +159,11 @@ func flavor(p *plan.Agreement, f plan.Flavor) render.Object {
 		name := kueue.TopologyReference(p.Topology.Name)
 		rf.Spec.TopologyName = &name
 	}
-	o := object(rf, "ResourceFlavor", "", f.Name)
-	if len(f.NodeLabels) == 0 {
-		// An empty spec is refused by a server-side apply over a flavor
-		// that had node labels (spec becomes null), which is what dropping
-		// node_labels from an agreement does. An explicit empty map keeps
-		// spec an object; the API server stores and returns it as it is.
-		o.Adjust = func(fields map[string]any) {
-			if spec, ok := fields["spec"].(map[string]any); ok {
-				spec["nodeLabels"] = map[string]any{}
-			}
-		}
-	}
-	return o
+	return rf
 }
 
-func cohort(p *plan.Agreement) render.Object {
-	return object(&kueue.Cohort{TypeMeta: typeMeta("Cohort"), ObjectMeta: meta(p, "", p.Name, "")}, "Cohort", "", p.Name)
+func cohort(p *plan.Agreement) *kueue.Cohort {
+	return &kueue.Cohort{TypeMeta: typeMeta("Cohort"), ObjectMeta: meta(p, "", p.Name, "")}
 }
 
 // coveredResources lists each GPU resource once, in flavor order, then cpu
@@ -157,7 +183,7 @@ func coveredResources(p *plan.Agreement) []corev1.ResourceName {
 
 func quantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
 
-func clusterQueue(p *plan.Agreement, t plan.Team) render.Object {
+func clusterQueue(p *plan.Agreement, t plan.Team) *kueue.ClusterQueue {
 	covered := coveredResources(p)
 	group := kueue.ResourceGroup{CoveredResources: covered}
 	for _, f := range p.Flavors {
@@ -217,66 +243,65 @@ func clusterQueue(p *plan.Agreement, t plan.Team) render.Object {
 			FairSharing: &kueue.FairSharing{Weight: weight},
 		},
 	}
-	return object(cq, "ClusterQueue", "", t.Name)
+	return cq
 }
 
-func localQueue(p *plan.Agreement, t plan.Team, ns string) render.Object {
+func localQueue(p *plan.Agreement, t plan.Team, ns string) *kueue.LocalQueue {
 	stop := kueue.None
 	lq := &kueue.LocalQueue{
 		TypeMeta:   typeMeta("LocalQueue"),
 		ObjectMeta: meta(p, t.Name, t.Name, ns),
 		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.Name), StopPolicy: &stop},
 	}
-	return object(lq, "LocalQueue", ns, t.Name)
+	return lq
 }
 
 // toV1beta1 converts with Kueue's own conversion functions, the ones its
-// conversion webhook runs, so the older API says the same thing.
-func toV1beta1(objs []render.Object) ([]render.Object, error) {
-	out := make([]render.Object, 0, len(objs))
+// conversion webhook runs, so the older API says the same thing. Objects of
+// other APIs pass unchanged.
+func toV1beta1(objs []runtime.Object) ([]runtime.Object, error) {
+	out := make([]runtime.Object, 0, len(objs))
 	for _, o := range objs {
 		var (
-			body any
+			conv runtime.Object
 			err  error
 		)
-		switch in := o.Body.(type) {
+		switch in := o.(type) {
 		case *kueue.ClusterQueue:
 			cq := &kueuev1beta1.ClusterQueue{}
 			err = cq.ConvertFrom(in)
-			body = cq
+			conv = cq
 		case *kueue.LocalQueue:
 			lq := &kueuev1beta1.LocalQueue{}
 			err = lq.ConvertFrom(in)
-			body = lq
+			conv = lq
 		case *kueue.Cohort:
 			c := &kueuev1beta1.Cohort{}
 			err = c.ConvertFrom(in)
-			body = c
+			conv = c
 		case *kueue.ResourceFlavor:
 			rf := &kueuev1beta1.ResourceFlavor{}
 			err = kueuev1beta1.Convert_v1beta2_ResourceFlavor_To_v1beta1_ResourceFlavor(in, rf, nil)
-			body = rf
+			conv = rf
 		case *kueue.Topology:
 			t := &kueuev1beta1.Topology{}
 			err = kueuev1beta1.Convert_v1beta2_Topology_To_v1beta1_Topology(in, t, nil)
-			body = t
+			conv = t
 		case *kueue.WorkloadPriorityClass:
 			w := &kueuev1beta1.WorkloadPriorityClass{}
 			err = kueuev1beta1.Convert_v1beta2_WorkloadPriorityClass_To_v1beta1_WorkloadPriorityClass(in, w, nil)
-			body = w
+			conv = w
 		default:
 			out = append(out, o)
 			continue
 		}
+		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if err != nil {
-			return nil, fmt.Errorf("convert %s %s to kueue.x-k8s.io/v1beta1: %w", o.Kind, o.Name, err)
+			return nil, fmt.Errorf("convert %s to kueue.x-k8s.io/v1beta1: %w", kind, err)
 		}
-		o.APIVersion = kueuev1beta1.GroupVersion.String()
 		// The conversion functions convert metadata and spec, not TypeMeta.
-		body.(interface{ GetObjectKind() schema.ObjectKind }).GetObjectKind().
-			SetGroupVersionKind(kueuev1beta1.GroupVersion.WithKind(o.Kind))
-		o.Body = body
-		out = append(out, o)
+		conv.GetObjectKind().SetGroupVersionKind(kueuev1beta1.GroupVersion.WithKind(kind))
+		out = append(out, conv)
 	}
 	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -25,7 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/internal/crdschema"
+	"github.com/tenancy-dev/tenancy/generator/internal/crdcheck"
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -50,19 +51,30 @@ func agreement(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
 
 func renderV1beta2(t *testing.T, p *plan.Agreement) []render.Object {
 	t.Helper()
-	objs, err := kueue.Render(p, generator.KueueV1beta2)
-	if err != nil {
-		t.Fatal(err)
+	objs, diags := kueue.Renderer{APIVersion: generator.KueueV1beta2}.Render(p)
+	if len(diags) > 0 {
+		t.Fatal(diags)
 	}
 	return objs
+}
+
+// typed reads a rendered object back into its Go type, as the API server's
+// decoder would.
+func typed[T any](t *testing.T, o render.Object) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Fields, out); err != nil {
+		t.Fatalf("%s %s: %v", o.Kind(), o.Name(), err)
+	}
+	return out
 }
 
 func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
 	t.Helper()
 	out := map[string]*kueuev1beta2.ClusterQueue{}
 	for _, o := range objs {
-		if cq, ok := o.Body.(*kueuev1beta2.ClusterQueue); ok {
-			out[cq.Name] = cq
+		if o.Kind() == "ClusterQueue" {
+			out[o.Name()] = typed[kueuev1beta2.ClusterQueue](t, o)
 		}
 	}
 	return out
@@ -277,7 +289,8 @@ func TestDefaultsWrittenOut(t *testing.T) {
 		t.Errorf("ClusterQueue defaults (-want,+got):\n%s", diff)
 	}
 	for _, o := range objs {
-		if lq, ok := o.Body.(*kueuev1beta2.LocalQueue); ok {
+		if o.Kind() == "LocalQueue" {
+			lq := typed[kueuev1beta2.LocalQueue](t, o)
 			if lq.Spec.StopPolicy == nil || *lq.Spec.StopPolicy != kueuev1beta2.None {
 				t.Errorf("LocalQueue %s/%s: stopPolicy %v, want None written out", lq.Namespace, lq.Name, lq.Spec.StopPolicy)
 			}
@@ -288,7 +301,7 @@ func TestDefaultsWrittenOut(t *testing.T) {
 // --- Every agreement in the repository, through the whole pipeline. ---
 
 // kueueCRDs loads Kueue v0.17.0's CRDs from the module cache, by kind.
-func kueueCRDs(t *testing.T) map[string]*crdschema.CRD {
+func kueueCRDs(t *testing.T) map[string]*crdcheck.CRD {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
 	if err != nil {
@@ -299,9 +312,9 @@ func kueueCRDs(t *testing.T) map[string]*crdschema.CRD {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no Kueue CRDs in %s (%v)", dir, err)
 	}
-	crds := map[string]*crdschema.CRD{}
+	crds := map[string]*crdcheck.CRD{}
 	for _, p := range paths {
-		crd, err := crdschema.Load(p)
+		crd, err := crdcheck.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +328,7 @@ func parse(t *testing.T, o generator.Object) map[string]any {
 	t.Helper()
 	var obj map[string]any
 	if err := yaml.Unmarshal(o.YAML, &obj); err != nil {
-		t.Fatalf("%s %s: %v\n%s", o.Kind, o.Name, err, o.YAML)
+		t.Fatalf("%s %s: %v\n%s", o.Kind(), o.Name(), err, o.YAML)
 	}
 	return obj
 }
@@ -325,7 +338,7 @@ func parse(t *testing.T, o generator.Object) map[string]any {
 func strict(t *testing.T, o generator.Object, into any) bool {
 	t.Helper()
 	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind, o.Namespace, o.Name, into, err)
+		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
 		return false
 	}
 	return true
@@ -334,7 +347,7 @@ func strict(t *testing.T, o generator.Object, into any) bool {
 func report(t *testing.T, o generator.Object, what string, errs field.ErrorList) {
 	t.Helper()
 	for _, e := range errs {
-		t.Errorf("%s %s/%s: %s: %v", o.Kind, o.Namespace, o.Name, what, e)
+		t.Errorf("%s %s/%s: %s: %v", o.Kind(), o.Namespace(), o.Name(), what, e)
 	}
 }
 
@@ -342,7 +355,7 @@ func report(t *testing.T, o generator.Object, what string, errs field.ErrorList)
 func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, namespaced bool) {
 	t.Helper()
 	nameFn := apivalidation.NameIsDNSSubdomain
-	if o.Kind == "Namespace" {
+	if o.Kind() == "Namespace" {
 		nameFn = apivalidation.ValidateNamespaceName
 	}
 	report(t, o, "metadata", apivalidation.ValidateObjectMeta(&meta, namespaced, nameFn, field.NewPath("metadata")))
@@ -351,10 +364,10 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 
 // TestConformsToKueue checks every rendered object of every agreement, in
 // both API versions, against what the API server and Kueue's webhooks would
-// check: the v0.17.0 CRD schemas (declared fields, types, enums, bounds,
-// patterns; CEL rules are left to the e2e suite), the defaults the API
-// server would add, strict decoding into Kueue's and Kubernetes' Go types,
-// and Kueue's exported validation functions.
+// check: the v0.17.0 CRDs, with the API server's own validators (structural
+// schema, pruning of unknown fields, defaulting and x-kubernetes-validations
+// CEL rules), the defaults the API server would add, strict decoding into
+// Kueue's and Kubernetes' Go types, and Kueue's exported validation functions.
 //
 // Kueue v0.17.0 exports webhooks.ValidateClusterQueue and
 // webhooks.ValidateResourceFlavor, and CohortWebhook.ValidateCreate (whose
@@ -381,27 +394,27 @@ func TestConformsToKueue(t *testing.T) {
 	}
 }
 
-func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generator.Object) {
+func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generator.Object) {
 	t.Helper()
 	obj := parse(t, o)
-	if crd, ok := crds[o.Kind]; ok && strings.HasPrefix(o.APIVersion, "kueue.x-k8s.io/") {
-		if o.APIVersion != "kueue.x-k8s.io/"+api {
-			t.Errorf("%s %s: apiVersion %s, want kueue.x-k8s.io/%s", o.Kind, o.Name, o.APIVersion, api)
+	if crd, ok := crds[o.Kind()]; ok && strings.HasPrefix(o.APIVersion(), "kueue.x-k8s.io/") {
+		if o.APIVersion() != "kueue.x-k8s.io/"+api {
+			t.Errorf("%s %s: apiVersion %s, want kueue.x-k8s.io/%s", o.Kind(), o.Name(), o.APIVersion(), api)
 		}
-		for _, v := range crd.Validate(obj) {
-			t.Errorf("%s %s/%s: CRD schema: %s", o.Kind, o.Namespace, o.Name, v)
+		for _, e := range crd.Validate(obj) {
+			t.Errorf("%s %s/%s: CRD: %v", o.Kind(), o.Namespace(), o.Name(), e)
 		}
 		missing, err := crd.MissingDefaults(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range missing {
-			t.Errorf("%s %s/%s: %s has a default the API server would add: write it out, or Argo CD sees drift", o.Kind, o.Namespace, o.Name, m)
+			t.Errorf("%s %s/%s: %s has a default the API server would add: write it out, or Argo CD sees drift", o.Kind(), o.Namespace(), o.Name(), m)
 		}
 		conformKueue(t, o)
 		return
 	}
-	switch o.APIVersion + "/" + o.Kind {
+	switch o.APIVersion() + "/" + o.Kind() {
 	case "v1/Namespace":
 		var ns corev1.Namespace
 		if strict(t, o, &ns) {
@@ -419,7 +432,7 @@ func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generat
 			}
 		}
 	default:
-		t.Errorf("%s %s: no schema or Go type to check this kind against", o.APIVersion, o.Kind)
+		t.Errorf("%s %s: no schema or Go type to check this kind against", o.APIVersion(), o.Kind())
 	}
 }
 
@@ -429,10 +442,10 @@ func conform(t *testing.T, crds map[string]*crdschema.CRD, api string, o generat
 // after reporting a decode or conversion failure.
 func hub(t *testing.T, o generator.Object) metav1.Object {
 	t.Helper()
-	v1beta1 := o.APIVersion == kueuev1beta1.GroupVersion.String()
+	v1beta1 := o.APIVersion() == kueuev1beta1.GroupVersion.String()
 	var old, out metav1.Object
 	convert := func() error { return nil }
-	switch o.Kind {
+	switch o.Kind() {
 	case "ClusterQueue":
 		h, in := &kueuev1beta2.ClusterQueue{}, &kueuev1beta1.ClusterQueue{}
 		out, old, convert = h, in, func() error { return in.ConvertTo(h) }
@@ -454,7 +467,7 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 		h, in := &kueuev1beta2.Topology{}, &kueuev1beta1.Topology{}
 		out, old, convert = h, in, func() error { return kueuev1beta1.Convert_v1beta1_Topology_To_v1beta2_Topology(in, h, nil) }
 	default:
-		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion, o.Kind)
+		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion(), o.Kind())
 		return nil
 	}
 	if !v1beta1 {
@@ -467,7 +480,7 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 		return nil
 	}
 	if err := convert(); err != nil {
-		t.Errorf("%s %s: convert to v1beta2: %v", o.Kind, o.Name, err)
+		t.Errorf("%s %s: convert to v1beta2: %v", o.Kind(), o.Name(), err)
 		return nil
 	}
 	return out
@@ -483,7 +496,7 @@ func conformKueue(t *testing.T, o generator.Object) {
 	}
 	// Every Kueue type embeds ObjectMeta, whose accessor returns itself.
 	meta := obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
-	validateMeta(t, o, *meta, o.Kind == "LocalQueue")
+	validateMeta(t, o, *meta, o.Kind() == "LocalQueue")
 	switch h := obj.(type) {
 	case *kueuev1beta2.ClusterQueue:
 		report(t, o, "webhooks.ValidateClusterQueue", webhooks.ValidateClusterQueue(h))
@@ -513,14 +526,14 @@ func TestEncodedObjects(t *testing.T) {
 				}
 				for _, o := range res.Objects {
 					obj := parse(t, o)
-					id := o.Kind + " " + o.Namespace + "/" + o.Name
+					id := o.Kind() + " " + o.Namespace() + "/" + o.Name()
 					meta, _ := obj["metadata"].(map[string]any)
 					lbls, _ := meta["labels"].(map[string]any)
 					if lbls[render.ManagedByLabel] != render.ManagedBy {
 						t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
 					}
 					// Every object but the pool-wide ones belongs to a team.
-					switch o.Kind {
+					switch o.Kind() {
 					case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
 						if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
 							t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
@@ -542,7 +555,7 @@ func TestEncodedObjects(t *testing.T) {
 							}
 						}
 					})
-					if o.Kind == "ClusterQueue" {
+					if o.Kind() == "ClusterQueue" {
 						spec := obj["spec"].(map[string]any)
 						want, other := "cohortName", "cohort"
 						if api == generator.KueueV1beta1 {
@@ -609,7 +622,7 @@ func TestV1beta1SaysTheSame(t *testing.T) {
 				t.Fatalf("%d objects in v1beta1, %d in v1beta2", len(v1.Objects), len(v2.Objects))
 			}
 			for i, o := range v1.Objects {
-				if o.Kind != "ClusterQueue" {
+				if o.Kind() != "ClusterQueue" {
 					continue
 				}
 				var old kueuev1beta1.ClusterQueue
@@ -622,7 +635,7 @@ func TestV1beta1SaysTheSame(t *testing.T) {
 				}
 				back.TypeMeta = want.TypeMeta
 				if diff := cmp.Diff(jsonOf(t, want), jsonOf(t, back)); diff != "" {
-					t.Errorf("ClusterQueue %s (-v1beta2,+v1beta1 converted):\n%s", o.Name, diff)
+					t.Errorf("ClusterQueue %s (-v1beta2,+v1beta1 converted):\n%s", o.Name(), diff)
 				}
 			}
 		})
@@ -734,7 +747,7 @@ func TestStrictDecodingCatchesUnknownFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range res.Objects {
-		if o.Kind != "ClusterQueue" {
+		if o.Kind() != "ClusterQueue" {
 			continue
 		}
 		var cq kueuev1beta2.ClusterQueue

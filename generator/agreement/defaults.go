@@ -1,0 +1,28 @@
+package agreement
+
+// defaults fills what the format leaves to defaults, once, so that
+// validation and planning cannot disagree about them: a flavor's resource,
+// a team's namespaces, and each team's quota per flavor with the one-flavor
+// shorthand resolved. Defaulted values carry the position of the table they
+// belong to, so a problem with one points at a line the user wrote.
+func defaults(a *Agreement) {
+	for _, f := range a.Flavors {
+		if f.Resource.State == Unset {
+			f.Resource = Str{Value: DefaultResource, State: Defaulted, Pos: f.Pos, Path: f.Resource.Path}
+		}
+	}
+	for _, t := range a.Teams {
+		if t.Namespaces == nil && t.Path != nil {
+			t.Namespaces = []Str{{Value: t.Name, State: Defaulted, Pos: t.Pos, Path: t.Path}}
+		}
+		t.ByFlavor = map[string]*Quota{}
+		if t.Shorthand != nil && len(a.Flavors) == 1 {
+			t.ByFlavor[a.Flavors[0].Name] = t.Shorthand
+		}
+		for _, q := range t.Flavors {
+			if a.Flavor(q.Flavor) != nil {
+				t.ByFlavor[q.Flavor] = q
+			}
+		}
+	}
+}
