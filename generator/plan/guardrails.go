@@ -1,0 +1,48 @@
+package plan
+
+import (
+	"slices"
+
+	"github.com/tenancy-dev/tenancy/generator/agreement"
+)
+
+// NamespacePrune says whether Argo CD may prune a team Namespace that the
+// agreement no longer renders.
+type NamespacePrune string
+
+// The values of guardrails.namespace_prune.
+const (
+	PruneNever   NamespacePrune = "never"
+	PruneConfirm NamespacePrune = "confirm"
+	PruneAllow   NamespacePrune = "allow"
+)
+
+// Guardrails is what the API server enforces of the agreement, defaults
+// applied.
+type Guardrails struct {
+	QueueAdmission   bool
+	DefaultQueue     bool // Kueue: a LocalQueue "default" per team namespace
+	GPUQuota         bool
+	PodSecurity      string // enforced level; "privileged" enforces nothing
+	PodSecurityAudit string // warned and audited level
+	NetworkIsolation bool
+	AllowIngressFrom []string // sorted
+	NamespacePrune   NamespacePrune
+}
+
+func buildGuardrails(g *agreement.Guardrails) Guardrails {
+	out := Guardrails{
+		QueueAdmission:   g.QueueAdmission.Value,
+		DefaultQueue:     g.DefaultQueue.Value,
+		GPUQuota:         g.GPUQuota.Value,
+		PodSecurity:      g.PodSecurity.Value,
+		PodSecurityAudit: g.PodSecurityAudit.Value,
+		NetworkIsolation: g.NetworkIsolation.Value,
+		NamespacePrune:   NamespacePrune(g.NamespacePrune.Value),
+	}
+	for _, ns := range g.AllowIngressFrom {
+		out.AllowIngressFrom = append(out.AllowIngressFrom, ns.Value)
+	}
+	slices.Sort(out.AllowIngressFrom)
+	return out
+}

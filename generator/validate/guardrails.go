@@ -1,0 +1,47 @@
+package validate
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenancy-dev/tenancy/generator/agreement"
+)
+
+// podSecurityLevels are Pod Security Admission's levels, least strict first.
+var podSecurityLevels = []string{"privileged", "baseline", "restricted"}
+
+// namespacePrunes are the values of guardrails.namespace_prune.
+var namespacePrunes = []string{"never", "confirm", "allow"}
+
+// guardrails checks the [guardrails] table's values.
+func (v *validator) guardrails() {
+	g := v.a.Guardrails
+	if g == nil {
+		return
+	}
+	v.oneOf(g.PodSecurity, podSecurityLevels)
+	v.oneOf(g.PodSecurityAudit, podSecurityLevels)
+	v.oneOf(g.NamespacePrune, namespacePrunes)
+	seen := map[string]bool{}
+	for _, ns := range g.AllowIngressFrom {
+		if !v.dnsLabel(ns.Pos, ns.Path, ns.Value) {
+			continue
+		}
+		if seen[ns.Value] {
+			v.errorf(field.ErrorTypeDuplicate, ns.Pos, ns.Path, "namespace %q is listed twice", ns.Value)
+		}
+		seen[ns.Value] = true
+	}
+}
+
+// oneOf reports a written value that is not one of allowed.
+func (v *validator) oneOf(s agreement.Str, allowed []string) {
+	if !s.IsSet() {
+		return
+	}
+	for _, a := range allowed {
+		if s.Value == a {
+			return
+		}
+	}
+	v.errorf(field.ErrorTypeNotSupported, s.Pos, s.Path, "must be one of %q, got %q", allowed, s.Value)
+}
