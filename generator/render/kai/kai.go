@@ -1,8 +1,11 @@
 // Package kai renders a plan into NVIDIA KAI Scheduler objects: a tree of
-// scheduling.run.ai/v2 Queues, PriorityClasses and labelled Namespaces. KAI
-// has no lending limit and no per-flavor quota; what it cannot express
-// exactly is reported by Rules, the backend's validation rules, as warnings
-// naming the agreement field.
+// scheduling.run.ai/v2 Queues, PriorityClasses and labelled Namespaces.
+// Queues count GPUs the way KAI does (a MIG slice nvidia.com/mig-<N>g.<M>gb
+// as N GPUs) and PriorityClass values fall in KAI's preemptible or
+// non-preemptible band as each priority's preemptible says. KAI has no
+// lending limit and no per-flavor quota; what it cannot express exactly is
+// reported by Rules, the backend's validation rules, as warnings naming the
+// agreement field. docs/kai.md says what KAI does with the result.
 package kai
 
 import (
@@ -21,9 +24,12 @@ import (
 // Names and labels KAI reads.
 const (
 	QueueAPIVersion = "scheduling.run.ai/v2"
-	// QueueLabel names a workload's queue.
+	// QueueLabel names a workload's queue. KAI reads it on the pod or its
+	// top owner only (the podgrouper's DefaultGrouper.CalcPodGroupQueue);
+	// on a team Namespace it routes nothing and records the namespace's
+	// queue for people and admission policies.
 	QueueLabel = "kai.scheduler/queue"
-	// WholeGPU is the one resource KAI queues count as GPUs.
+	// WholeGPU is the whole-GPU resource; MIG slices count too (GPUsPer).
 	WholeGPU = "nvidia.com/gpu"
 	// maxUserPriority is the highest value Kubernetes accepts for a
 	// PriorityClass that is not a system one.
@@ -71,21 +77,18 @@ type QueueResource struct {
 // Renderer renders the KAI objects of an agreement.
 type Renderer struct{}
 
-// counted reports whether KAI counts a resource as GPUs.
-func counted(resource string) bool { return resource == WholeGPU }
-
 // neverLends reports whether a team with these whole-GPU sums lends
 // nothing: such teams go in a subtree whose limit equals its quota, and the
 // other subtree's limit keeps their GPUs out of everyone else's reach.
 func neverLends(guaranteed, lendable int64) bool { return guaranteed > 0 && lendable == 0 }
 
-// sums adds up a team's whole-GPU quotas across flavors.
+// sums adds up a team's quotas across flavors in the GPUs KAI counts.
 func sums(p *plan.Agreement, t plan.Team) (guaranteed, lendable, borrow int64) {
 	for _, f := range p.Flavors {
-		if counted(f.Resource) {
-			q := t.Quota(f.Name)
-			guaranteed, lendable, borrow = guaranteed+q.Guaranteed, lendable+q.Lendable, borrow+q.Borrow
-		}
+		q := t.Quota(f.Name)
+		guaranteed += inGPUs(f.Resource, q.Guaranteed)
+		lendable += inGPUs(f.Resource, q.Lendable)
+		borrow += inGPUs(f.Resource, q.Borrow)
 	}
 	return guaranteed, lendable, borrow
 }
@@ -94,9 +97,7 @@ func sums(p *plan.Agreement, t plan.Team) (guaranteed, lendable, borrow int64) {
 func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	var capacity int64
 	for _, f := range p.Flavors {
-		if counted(f.Resource) {
-			capacity += f.Capacity
-		}
+		capacity += inGPUs(f.Resource, f.Capacity)
 	}
 	type leaf struct {
 		team               plan.Team
@@ -118,14 +119,15 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	var typed []any
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
-			typed = append(typed, render.Namespace(p.Name, t.Name, ns, map[string]string{QueueLabel: t.Name}))
+			typed = append(typed, render.Namespace(p, t.Name, ns, map[string]string{QueueLabel: t.Name}))
 			if t.VMs != nil {
 				typed = append(typed, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
 			}
 		}
 	}
+	values := ClassValues(PlanRanks(p))
 	for _, pr := range p.Priorities {
-		typed = append(typed, priorityClass(p, pr))
+		typed = append(typed, priorityClass(p, pr, values[pr.Name]))
 	}
 	typed = append(typed, queue(p, p.Name, "", "", gpu(sharedQuota+reservedQuota, capacity, 1)))
 	if len(shared) > 0 {
@@ -168,14 +170,20 @@ func queue(p *plan.Agreement, name, parent, team string, resources QueueResource
 	}
 }
 
-func priorityClass(p *plan.Agreement, pr plan.Priority) *schedulingv1.PriorityClass {
+// priorityClass is the PriorityClass of one priority, with the value
+// ClassValues gave it, which KAI reads for preemptibility too.
+func priorityClass(p *plan.Agreement, pr plan.Priority, value int64) *schedulingv1.PriorityClass {
 	// The API server's default, written out.
 	policy := corev1.PreemptLowerPriority
+	kind := "preemptible: may borrow idle GPUs"
+	if !pr.Preemptible {
+		kind = "non-preemptible: runs within the team's guarantee only"
+	}
 	return &schedulingv1.PriorityClass{
 		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
 		ObjectMeta:       render.Meta(p.Name, "", pr.Name, ""),
-		Value:            pr.Value,
-		Description:      fmt.Sprintf("Priority %s of the GPU pool %s, from its tenancy agreement", pr.Name, p.Name),
+		Value:            int32(value),
+		Description:      fmt.Sprintf("Priority %s (%d in the agreement; %s) of the GPU pool %s, from its tenancy agreement", pr.Name, pr.Value, kind, p.Name),
 		PreemptionPolicy: &policy,
 	}
 }

@@ -193,16 +193,42 @@ func TestQueueTree(t *testing.T) {
 				"light":           {Parent: "gpu-pool-shared", Quota: 4, Limit: 8, Weight: 1},
 			},
 		},
-		"whole-GPU flavors are summed; MIG slices are not counted": {
+		"flavors are summed, each MIG 1g slice counted as one GPU as KAI counts it": {
 			plan: pooled([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
 				plantest.Team("a", plantest.Quota("h100", 8, 4, 4), plantest.Quota("a100", 4, 4, 0), plantest.Quota("a100-mig", 28, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0), plantest.Quota("a100-mig", 28, 14, 14))),
 			want: map[string]queue{
-				"gpu-pool":          {Quota: 20, Limit: 24, Weight: 1},
-				"gpu-pool-shared":   {Parent: "gpu-pool", Quota: 12, Limit: 16, Weight: 1},
-				"a":                 {Parent: "gpu-pool-shared", Quota: 12, Limit: 16, Weight: 1},
-				"gpu-pool-reserved": {Parent: "gpu-pool", Quota: 8, Limit: 8},
-				"b":                 {Parent: "gpu-pool-reserved", Quota: 8, Limit: 8, Weight: 1},
+				// 16 + 8 + 56 GPUs; parents hold the slices too, or no
+				// slice could start once the whole GPUs are in use.
+				"gpu-pool":        {Quota: 76, Limit: 80, Weight: 1},
+				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 76, Limit: 80, Weight: 1},
+				"a":               {Parent: "gpu-pool-shared", Quota: 40, Limit: 44, Weight: 1},
+				"b":               {Parent: "gpu-pool-shared", Quota: 36, Limit: 50, Weight: 1},
+			},
+		},
+		"a team with MIG quota only gets a limit, not KAI's hard zero": {
+			plan: pooled([]plan.Flavor{plantest.H100(8), plantest.MIG(14)},
+				plantest.Team("gpus", plantest.Quota("h100", 8, 8, 0)),
+				plantest.Team("slices", plantest.Quota("a100-mig", 14, 7, 0))),
+			want: map[string]queue{
+				"gpu-pool":        {Quota: 22, Limit: 22, Weight: 1},
+				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 22, Limit: 22, Weight: 1},
+				"gpus":            {Parent: "gpu-pool-shared", Quota: 8, Limit: 8, Weight: 1},
+				"slices":          {Parent: "gpu-pool-shared", Quota: 14, Limit: 14, Weight: 1},
+			},
+		},
+		"a 3g slice counts three GPUs; a resource KAI does not count, none": {
+			plan: pooled([]plan.Flavor{
+				{Name: "mig3", Resource: "nvidia.com/mig-3g.20gb", Capacity: 4},
+				{Name: "amd", Resource: "amd.com/gpu", Capacity: 8}},
+				plantest.Team("a", plantest.Quota("mig3", 2, 2, 1), plantest.Quota("amd", 8, 8, 0)),
+				plantest.Team("b", plantest.Quota("mig3", 2, 0, 0))),
+			want: map[string]queue{
+				"gpu-pool":          {Quota: 12, Limit: 12, Weight: 1},
+				"gpu-pool-shared":   {Parent: "gpu-pool", Quota: 6, Limit: 6, Weight: 1},
+				"a":                 {Parent: "gpu-pool-shared", Quota: 6, Limit: 9, Weight: 1},
+				"gpu-pool-reserved": {Parent: "gpu-pool", Quota: 6, Limit: 6},
+				"b":                 {Parent: "gpu-pool-reserved", Quota: 6, Limit: 6, Weight: 1},
 			},
 		},
 	}
@@ -268,15 +294,33 @@ func TestRules(t *testing.T) {
 			src:  pool + "[teams.a]\nguaranteed = 8\nlendable = 8\n[teams.b]\nguaranteed = 8\nborrow = 4\n",
 			want: diag.List{warn(10, 10, "teams.b.borrow")},
 		},
-		"MIG flavor: not counted": {
-			src: pool + "[flavors.mig]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 56\n" +
-				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.mig]\nguaranteed = 28\nlendable = 28\n",
-			want: diag.List{warn(6, 12, "flavors.mig.resource")},
+		"a resource KAI does not count": {
+			src: pool + "[flavors.amd]\nresource = \"amd.com/gpu\"\ncapacity = 8\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.amd]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(6, 12, "flavors.amd.resource")},
 		},
-		"several whole-GPU flavors: summed": {
+		"a MIG flavor beside whole GPUs: one quota per team, said per team": {
+			src: pool + "[flavors.mig]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 56\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.mig]\nguaranteed = 28\nlendable = 28\n" +
+				"[teams.b.flavors.mig]\nborrow = 4\n[teams.c]\n",
+			want: diag.List{warn(8, 8, "teams.a"), warn(14, 8, "teams.b")},
+		},
+		"several whole-GPU flavors: summed, said per team": {
 			src: pool + "[flavors.a100]\ncapacity = 8\n" +
 				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.a100]\nguaranteed = 8\nlendable = 8\n",
-			want: diag.List{warn(3, 10, "flavors")},
+			want: diag.List{warn(7, 8, "teams.a")},
+		},
+		"a MIG count beyond what KAI's float quotas hold": {
+			src: `version = 1
+name = "gpu-pool"
+[flavors.mig]
+resource = "nvidia.com/mig-7g.80gb"
+capacity = 9_007_199_254_740_992
+[teams.a]
+guaranteed = 8
+lendable = 8
+`,
+			want: diag.List{diagtest.Error("tenancy.toml", 5, 12, "flavors.mig.capacity", field.ErrorTypeInvalid)},
 		},
 		"a team named like a subtree": {
 			src:  pool + "[teams.gpu-pool-shared]\nguaranteed = 8\nlendable = 8\n[teams.b]\nguaranteed = 8\nlendable = 8\n",
@@ -287,12 +331,33 @@ func TestRules(t *testing.T) {
 			want: diag.List{diagtest.Error("tenancy.toml", 5, 8, "teams.gpu-pool", field.ErrorTypeDuplicate)},
 		},
 		"a priority name Kubernetes reserves": {
-			src:  pool + "[priorities]\nsystem-high = 100\nhigh = 10\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			src:  pool + "[priorities]\nsystem-high = 90\nhigh = 10\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
 			want: diag.List{diagtest.Error("tenancy.toml", 6, 15, "priorities.system-high", field.ErrorTypeForbidden)},
 		},
-		"a priority Kubernetes refuses": {
+		"a priority above what Kubernetes accepts is renumbered into KAI's band": {
 			src:  pool + "[priorities]\nsystem = 2_000_000_000\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
-			want: diag.List{diagtest.Error("tenancy.toml", 6, 10, "priorities.system", field.ErrorTypeInvalid)},
+			want: diag.List{warn(6, 10, "priorities.system")},
+		},
+		"priorities already in KAI's bands: nothing to say": {
+			src:  pool + "[priorities]\nbuild = { value = 100, preemptible = false }\ntrain = 50\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: nil,
+		},
+		"preemptible priorities at 100 and above: renumbered, said once": {
+			src:  pool + "[priorities]\ncritical = 1000\nstandard = 100\nscavenger = 10\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(6, 12, "priorities.critical")},
+		},
+		"a non-preemptible priority below 100: renumbered": {
+			src:  pool + "[priorities]\ncritical = { value = 50, preemptible = false }\nscavenger = 10\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(6, 22, "priorities.critical.value")},
+		},
+		"a preemptible priority above a non-preemptible one: refused": {
+			src:  pool + "[priorities]\nurgent = 2000\nprod = { value = 1000, preemptible = false }\n[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 6, 10, "priorities.urgent", field.ErrorTypeInvalid)},
+		},
+		"two non-preemptible priorities: the lower is never preempted for the higher": {
+			src: pool + "[priorities]\ncritical = { value = 1000, preemptible = false }\nprod = { value = 500, preemptible = false }\nbatch = 10\n" +
+				"[teams.a]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(7, 18, "priorities.prod.value")},
 		},
 	}
 	for name, tc := range tests {
@@ -458,6 +523,12 @@ func TestConformsToKAI(t *testing.T) {
 					if strict(t, o, &rq) {
 						validateMeta(t, o, rq.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 					}
+				case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+					"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding",
+					"networking.k8s.io/v1/NetworkPolicy":
+					// The guardrails: render/guard's TestConformsToKubernetes.
+				case "monitoring.coreos.com/v1/PrometheusRule", "v1/ConfigMap":
+					// Monitoring: render/monitor's TestConformsToPrometheusOperator.
 				default:
 					// KAI's other kinds (PodGroup, Topology), should the
 					// renderer emit them.
@@ -486,11 +557,12 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := res.Plan
+			// KAI counts whole GPUs and MIG slices, a slice
+			// nvidia.com/mig-<N>g.<M>gb as N GPUs.
+			gpus := func(f plan.Flavor, n int64) int64 { return n * kai.GPUsPer(f.Resource) }
 			var capacity int64
 			for _, f := range p.Flavors {
-				if f.Resource == kai.WholeGPU {
-					capacity += f.Capacity
-				}
+				capacity += gpus(f, f.Capacity)
 			}
 			got := queues(t, p)
 			seen := map[string]bool{}
@@ -516,10 +588,8 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 			for _, tm := range p.Teams {
 				var g, l, b int64
 				for _, f := range p.Flavors {
-					if f.Resource == kai.WholeGPU {
-						q := tm.Quota(f.Name)
-						g, l, b = g+q.Guaranteed, l+q.Lendable, b+q.Borrow
-					}
+					q := tm.Quota(f.Name)
+					g, l, b = g+gpus(f, q.Guaranteed), l+gpus(f, q.Lendable), b+gpus(f, q.Borrow)
 				}
 				leaf, ok := got[tm.Name]
 				if !ok {

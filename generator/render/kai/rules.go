@@ -1,6 +1,9 @@
 package kai
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,35 +16,169 @@ import (
 // refuses, as errors, and what it can only approximate, as warnings. It runs
 // with the agreement's own rules, so each diagnostic points at the value it
 // is about. Messages start with "kai:" so a reader knows which backend says
-// so.
+// so; each says the numbers KAI will use.
 func Rules(a *agreement.Agreement, r *diag.Reporter) {
-	var countedNames []string
+	flavorRules(a, r)
+	priorityRules(a, r)
+	queueRules(a, r)
+}
+
+// flavorRules: resources KAI does not count, counts too large for KAI's
+// float quotas, and the one GPU quota per queue that several flavors share.
+func flavorRules(a *agreement.Agreement, r *diag.Reporter) {
+	var countedFlavors []*agreement.Flavor
 	for _, f := range a.Flavors {
-		if !counted(f.Resource.Value) {
+		res := f.Resource.Value
+		per := GPUsPer(res)
+		if per == 0 {
 			r.Warnf(field.ErrorTypeNotSupported, f.Resource.Pos, f.Resource.Path,
-				"kai: KAI queues count whole GPUs (%s) only: the quotas of flavor %s (%s) are not expressed", WholeGPU, f.Name, f.Resource.Value)
+				"kai: KAI queues count whole GPUs (%s) and MIG slices (nvidia.com/mig-<N>g.<M>gb) only: the quotas of flavor %s (%s) are not expressed", WholeGPU, f.Name, res)
 			continue
 		}
-		countedNames = append(countedNames, f.Name)
+		if f.Capacity.Value > maxExact/per {
+			r.Errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path,
+				"kai: KAI counts %s as %d GPUs each: %d of them are more GPUs than KAI's quotas hold exactly (2^53)", res, per, f.Capacity.Value)
+			continue
+		}
+		countedFlavors = append(countedFlavors, f)
 	}
-	if len(countedNames) > 1 {
-		r.Warnf(field.ErrorTypeNotSupported, a.Flavors[0].Pos, field.NewPath("flavors"),
-			"kai: KAI quotas are not per flavor: flavors %s are summed into one GPU quota per team", strings.Join(countedNames, ", "))
+	if len(countedFlavors) < 2 {
+		return
 	}
+	// One gpu quota and limit per queue: a team's flavors are summed, and
+	// KAI lets it spend the sum on any of them.
+	for _, t := range a.Teams {
+		g, l, b, _ := teamSums(a, t)
+		limit := g + b
+		if neverLends(g, l) {
+			limit = g
+		}
+		if limit == 0 {
+			continue
+		}
+		var parts, over []string
+		for _, f := range countedFlavors {
+			q := t.ByFlavor[f.Name]
+			var fg, fb int64
+			if q != nil {
+				fg, fb = q.Guaranteed.Value, q.Borrow.Value
+			}
+			per := GPUsPer(f.Resource.Value)
+			part := fmt.Sprintf("%s %d+%d", f.Name, fg, fb)
+			if per > 1 {
+				part += fmt.Sprintf(" x %d GPUs", per)
+			}
+			parts = append(parts, part)
+			if most := min(limit/per, f.Capacity.Value); most > fg+fb {
+				over = append(over, fmt.Sprintf("%d %s (agreed %d)", most, f.Name, fg+fb))
+			}
+		}
+		msg := fmt.Sprintf("kai: KAI keeps one GPU quota per queue, not one per flavor: team %s gets quota %d and limit %d GPUs (guaranteed+borrow: %s)",
+			t.Name, g, limit, strings.Join(parts, ", "))
+		if len(over) > 0 {
+			msg += "; it may use up to " + strings.Join(over, ", ")
+		}
+		if g > 0 {
+			msg += fmt.Sprintf("; its guarantee of %d GPUs may be met with any flavor, not the one agreed", g)
+		}
+		r.Warnf(field.ErrorTypeNotSupported, t.Pos, t.Path, "%s", msg)
+	}
+}
 
+// priorityRules: names Kubernetes refuses, and KAI's preemptible and
+// non-preemptible bands (ClassValues).
+func priorityRules(a *agreement.Agreement, r *diag.Reporter) {
+	ranks := make([]Rank, 0, len(a.Priorities))
 	for _, pr := range a.Priorities {
 		// Kubernetes reserves the system- prefix for its own
 		// PriorityClasses and refuses any other by that name (Kueue's
 		// WorkloadPriorityClass does not): refuse it here rather than fail
 		// the sync halfway.
 		if strings.HasPrefix(pr.Name, "system-") {
-			r.Errorf(field.ErrorTypeForbidden, pr.Value.Pos, pr.Value.Path, "kai: names starting with system- are reserved for Kubernetes' own PriorityClasses")
+			r.Errorf(field.ErrorTypeForbidden, at(pr), path(pr), "kai: names starting with system- are reserved for Kubernetes' own PriorityClasses")
 		}
-		if pr.Value.IsSet() && pr.Value.Value > maxUserPriority {
-			r.Errorf(field.ErrorTypeInvalid, pr.Value.Pos, pr.Value.Path, "kai: %d is above %d, the highest priority Kubernetes accepts for a PriorityClass", pr.Value.Value, maxUserPriority)
+		if pr.Value.State == agreement.Set {
+			ranks = append(ranks, Rank{Name: pr.Name, Value: pr.Value.Value, Preemptible: pr.Preemptible.Value})
 		}
 	}
+	byName := map[string]*agreement.Priority{}
+	for _, pr := range a.Priorities {
+		byName[pr.Name] = pr
+	}
+	// KAI ranks every non-preemptible PodGroup above every preemptible
+	// one: an agreement that wants the reverse cannot be kept.
+	var lowestNon, highestPre *Rank
+	for i := range ranks {
+		rk := &ranks[i]
+		if rk.Preemptible && (highestPre == nil || rk.Value > highestPre.Value) {
+			highestPre = rk
+		}
+		if !rk.Preemptible && (lowestNon == nil || rk.Value < lowestNon.Value) {
+			lowestNon = rk
+		}
+	}
+	if lowestNon != nil && highestPre != nil && highestPre.Value >= lowestNon.Value {
+		pr := byName[highestPre.Name]
+		r.Errorf(field.ErrorTypeInvalid, at(pr), path(pr),
+			"kai: KAI ranks non-preemptible work (PriorityClass %d and above) above all preemptible work: preemptible %s (%d) must be lower than non-preemptible %s (%d)",
+			NonPreemptibleFrom, highestPre.Name, highestPre.Value, lowestNon.Name, lowestNon.Value)
+		return
+	}
+	values := ClassValues(ranks)
+	var moved []string
+	var first *agreement.Priority
+	for _, pr := range a.Priorities {
+		if v, ok := values[pr.Name]; ok && v != pr.Value.Value {
+			moved = append(moved, fmt.Sprintf("%s %d -> %d", pr.Name, pr.Value.Value, v))
+			if first == nil {
+				first = pr
+			}
+		}
+	}
+	if first != nil {
+		r.Warnf(field.ErrorTypeNotSupported, at(first), path(first),
+			"kai: KAI treats PriorityClass values below %d as preemptible (may borrow) and the others as non-preemptible (quota only): the PriorityClasses get %s, in the agreement's order",
+			NonPreemptibleFrom, strings.Join(moved, ", "))
+	}
+	// Non-preemptible work is never a victim, so among non-preemptible
+	// priorities a higher one does not preempt a lower one.
+	var non []Rank
+	for _, rk := range ranks {
+		if !rk.Preemptible {
+			non = append(non, rk)
+		}
+	}
+	slices.SortStableFunc(non, func(x, y Rank) int { return cmp.Compare(y.Value, x.Value) })
+	for i := 1; i < len(non); i++ {
+		if non[i].Value == non[0].Value {
+			continue
+		}
+		pr := byName[non[i].Name]
+		r.Warnf(field.ErrorTypeNotSupported, at(pr), path(pr),
+			"kai: KAI never preempts non-preemptible work: running %s (%d) work is not preempted for %s (%d) work of its team, which waits for quota",
+			non[i].Name, non[i].Value, non[0].Name, non[0].Value)
+	}
+}
 
+// at and path point a priority's diagnostic at its value, or at its key
+// when a table leaves the value out.
+func at(pr *agreement.Priority) diag.Pos {
+	if pr.Value.State == agreement.Unset {
+		return pr.Pos
+	}
+	return pr.Value.Pos
+}
+
+func path(pr *agreement.Priority) *field.Path {
+	if pr.Value.State == agreement.Unset {
+		return pr.Path
+	}
+	return pr.Value.Path
+}
+
+// queueRules: queue names that collide, and what the queue tree cannot say
+// of lending, borrowing and reclaim.
+func queueRules(a *agreement.Agreement, r *diag.Reporter) {
 	name := a.Name.Value
 	queues := map[string]string{name: "the pool queue"}
 	claim := func(q, what string, pos diag.Pos, path *field.Path) {
@@ -81,22 +218,22 @@ func Rules(a *agreement.Agreement, r *diag.Reporter) {
 		}
 		if t.Reclaim.IsSet() && t.Reclaim.Value == "wait" {
 			r.Warnf(field.ErrorTypeNotSupported, t.Reclaim.Pos, t.Reclaim.Path,
-				`kai: KAI always reclaims lent GPUs by preempting borrowers; "wait" is not expressed`)
+				`kai: KAI always reclaims lent GPUs by preempting borrowers; "wait" is not expressed. The closest KAI setting, a Queue's reclaimMinRuntime, only shields a borrower for a fixed time after it starts, from every reclaimer alike, and the agreement gives no time: it is not rendered (docs/kai.md)`)
 		}
 	}
 }
 
-// teamSums adds up a team's whole-GPU quotas as the agreement states them,
-// and returns those quotas in flavor order.
+// teamSums adds up a team's quotas as the agreement states them, in the
+// GPUs KAI counts, and returns the counted quotas in flavor order.
 func teamSums(a *agreement.Agreement, t *agreement.Team) (guaranteed, lendable, borrow int64, quotas []*agreement.Quota) {
 	for _, f := range a.Flavors {
 		q := t.ByFlavor[f.Name]
 		if q == nil || !counted(f.Resource.Value) {
 			continue
 		}
-		guaranteed += q.Guaranteed.Value
-		lendable += q.Lendable.Value
-		borrow += q.Borrow.Value
+		guaranteed += inGPUs(f.Resource.Value, q.Guaranteed.Value)
+		lendable += inGPUs(f.Resource.Value, q.Lendable.Value)
+		borrow += inGPUs(f.Resource.Value, q.Borrow.Value)
 		quotas = append(quotas, q)
 	}
 	return guaranteed, lendable, borrow, quotas

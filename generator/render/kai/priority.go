@@ -1,0 +1,92 @@
+package kai
+
+import (
+	"slices"
+
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+// NonPreemptibleFrom is KAI's line between its two kinds of work: a
+// PodGroup whose priority is below it is preemptible, one at or above it is
+// not, unless the workload says otherwise with the kai.scheduler/preemptibility
+// label (KAI's CalculatePreemptibility, nonPreemptiblePriorityThreshold; the
+// docs' "Priority and preemptibility"). Non-preemptible work runs only
+// within its queue's quota (NonPreemptibleOverQuota) and is never preempted.
+const NonPreemptibleFrom = 100
+
+// PreemptibilityLabel is the workload label by which KAI v0.17 lets a
+// workload choose preemptible or non-preemptible whatever its priority.
+const PreemptibilityLabel = "kai.scheduler/preemptibility"
+
+// Rank is one priority as the KAI mapping reads it.
+type Rank struct {
+	Name        string
+	Value       int64
+	Preemptible bool
+}
+
+// ClassValues returns the PriorityClass value KAI is given for each
+// priority, by name, so that KAI's band (below NonPreemptibleFrom: may
+// borrow and be preempted) says what the agreement's preemptible says, and
+// the order of the agreement's values is kept. Each band is written as the
+// agreement writes it when all of its priorities already fall in it;
+// otherwise that band is renumbered by rank: preemptible values from 99
+// down, non-preemptible ones from 100 up, equal values staying equal. The
+// order holds across bands only when every non-preemptible priority is
+// above every preemptible one, which Rules requires.
+func ClassValues(ranks []Rank) map[string]int64 {
+	out := make(map[string]int64, len(ranks))
+	var pre, non []Rank
+	for _, r := range ranks {
+		if r.Preemptible {
+			pre = append(pre, r)
+		} else {
+			non = append(non, r)
+		}
+	}
+	if !slices.ContainsFunc(pre, func(r Rank) bool { return r.Value >= NonPreemptibleFrom }) {
+		for _, r := range pre {
+			out[r.Name] = r.Value
+		}
+	} else {
+		renumber(pre, out, NonPreemptibleFrom-1, -1)
+	}
+	if !slices.ContainsFunc(non, func(r Rank) bool { return r.Value < NonPreemptibleFrom || r.Value > maxUserPriority }) {
+		for _, r := range non {
+			out[r.Name] = r.Value
+		}
+	} else {
+		renumber(non, out, NonPreemptibleFrom, 1)
+	}
+	return out
+}
+
+// renumber gives the distinct values of ranks consecutive numbers from
+// start, stepping by step (-1: highest value first; 1: lowest first).
+func renumber(ranks []Rank, out map[string]int64, start, step int64) {
+	values := make([]int64, 0, len(ranks))
+	for _, r := range ranks {
+		values = append(values, r.Value)
+	}
+	slices.Sort(values)
+	values = slices.Compact(values)
+	if step < 0 {
+		slices.Reverse(values)
+	}
+	index := make(map[int64]int64, len(values))
+	for i, v := range values {
+		index[v] = int64(i)
+	}
+	for _, r := range ranks {
+		out[r.Name] = start + step*index[r.Value]
+	}
+}
+
+// PlanRanks returns a plan's priorities for ClassValues.
+func PlanRanks(p *plan.Agreement) []Rank {
+	out := make([]Rank, 0, len(p.Priorities))
+	for _, pr := range p.Priorities {
+		out = append(out, Rank{Name: pr.Name, Value: int64(pr.Value), Preemptible: pr.Preemptible})
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package kai_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenancy-dev/tenancy/generator/encode"
+	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render/kai"
+)
+
+func TestClassValues(t *testing.T) {
+	pre := func(name string, v int64) kai.Rank { return kai.Rank{Name: name, Value: v, Preemptible: true} }
+	non := func(name string, v int64) kai.Rank { return kai.Rank{Name: name, Value: v} }
+	tests := map[string]struct {
+		ranks []kai.Rank
+		want  map[string]int64
+	}{
+		"the reference agreement, all preemptible: renumbered below 100 in order": {
+			ranks: []kai.Rank{pre("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
+			want:  map[string]int64{"critical": 99, "standard": 98, "scavenger": 97},
+		},
+		"already in KAI's bands: as written": {
+			ranks: []kai.Rank{non("inference", 125), non("build", 100), pre("interactive", 75), pre("train", 50)},
+			want:  map[string]int64{"inference": 125, "build": 100, "interactive": 75, "train": 50},
+		},
+		"one band as written, the other renumbered": {
+			ranks: []kai.Rank{non("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
+			want:  map[string]int64{"critical": 1000, "standard": 99, "scavenger": 98},
+		},
+		"non-preemptible below 100: renumbered from 100 up, lowest first": {
+			ranks: []kai.Rank{non("critical", 50), non("prod", 20), pre("batch", 10)},
+			want:  map[string]int64{"critical": 101, "prod": 100, "batch": 10},
+		},
+		"equal values stay equal": {
+			ranks: []kai.Rank{pre("a", 500), pre("b", 500), pre("c", -3)},
+			want:  map[string]int64{"a": 99, "b": 99, "c": 98},
+		},
+		"above what Kubernetes accepts: renumbered": {
+			ranks: []kai.Rank{non("huge", 2_000_000_000), non("big", 1000)},
+			want:  map[string]int64{"huge": 101, "big": 100},
+		},
+		"negative preemptible values are in the band": {
+			ranks: []kai.Rank{pre("low", -100), pre("lower", -2_000_000_000)},
+			want:  map[string]int64{"low": -100, "lower": -2_000_000_000},
+		},
+		"no priorities": {
+			want: map[string]int64{},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := kai.ClassValues(tc.ranks)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ClassValues (-want,+got):\n%s", diff)
+			}
+			// Whatever the input, the band says what preemptible says.
+			for _, r := range tc.ranks {
+				if v := got[r.Name]; (v < kai.NonPreemptibleFrom) != r.Preemptible {
+					t.Errorf("%s: value %d is in the wrong KAI band for preemptible=%v", r.Name, v, r.Preemptible)
+				}
+			}
+		})
+	}
+}
+
+func TestGPUsPer(t *testing.T) {
+	tests := map[string]int64{
+		"nvidia.com/gpu":          1,
+		"nvidia.com/mig-1g.10gb":  1,
+		"nvidia.com/mig-3g.40gb":  3,
+		"nvidia.com/mig-7g.80gb":  7,
+		"nvidia.com/mig-1g.10gb+": 0, // not a profile KAI parses
+		"nvidia.com/mig-1g":       0,
+		"nvidia.com/gpu.shared":   0,
+		"amd.com/gpu":             0,
+		"nvidiaXcom/mig-2g.20gb":  0,
+	}
+	for resource, want := range tests {
+		if got := kai.GPUsPer(resource); got != want {
+			t.Errorf("GPUsPer(%q) = %d, want %d", resource, got, want)
+		}
+	}
+}
+
+// TestPriorityClassValues: the rendered PriorityClasses carry ClassValues'
+// numbers, so KAI's band follows each priority's preemptible.
+func TestPriorityClassValues(t *testing.T) {
+	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
+	p.Priorities = []plan.Priority{
+		{Name: "critical", Value: 1000},
+		{Name: "standard", Value: 100, Preemptible: true},
+		{Name: "scavenger", Value: 10, Preemptible: true},
+	}
+	objs, diags := kai.Renderer{}.Render(p)
+	if len(diags) > 0 {
+		t.Fatalf("render: %v", diags)
+	}
+	encoded, _, err := encode.Encode(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int32{}
+	for _, o := range encoded {
+		if o.Kind() != "PriorityClass" {
+			continue
+		}
+		var pc schedulingv1.PriorityClass
+		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
+			t.Fatal(err)
+		}
+		got[pc.Name] = pc.Value
+	}
+	want := map[string]int32{"critical": 1000, "standard": 99, "scavenger": 98}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PriorityClass values (-want,+got):\n%s", diff)
+	}
+}
