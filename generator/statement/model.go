@@ -1,0 +1,190 @@
+// Package statement is the chargeback model of an agreement: which accounts
+// (team × flavor) a backend's metrics can tell apart, what each was agreed,
+// the raw series that measure them, and the monthly statement computed from
+// those series. It is pure: series are handed to it, so it is tested with
+// synthetic data; the one piece that talks to Prometheus lives next to the
+// command that needs it (cmd/tenancy/report.go).
+//
+// The same model feeds the PrometheusRule (render/monitor), so the recording
+// rules and the statement count the same GPUs.
+package statement
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render/kai"
+)
+
+// Backend names whose metrics the model reads.
+type Backend string
+
+// The backends.
+const (
+	Kueue Backend = "kueue"
+	KAI   Backend = "kai"
+)
+
+// AllFlavors is the flavor of an account on KAI when the agreement has
+// several flavors: KAI's queue metrics count a queue's GPUs across all
+// of them (kai_queue_allocated_gpus has no flavor label).
+const AllFlavors = "all"
+
+// Model is what one backend's metrics can say about an agreement.
+type Model struct {
+	Pool     string
+	Backend  Backend
+	Currency string
+	Flavors  []Flavor // in the agreement's order
+	Teams    []Team   // sorted by name
+}
+
+// Flavor is a flavor as the backend's metrics see it: on KAI with several
+// flavors, the one pseudo-flavor AllFlavors.
+type Flavor struct {
+	Name      string
+	Resources []string // the Kubernetes resources counted
+	// Capacity, in the backend's GPU units: units of the resource on Kueue;
+	// on KAI, GPUs as KAI counts them (a MIG slice Ng.Mgb counts N).
+	Capacity int64
+	// Unassigned is the capacity no team is guaranteed: borrowers use it
+	// before anyone's lent GPUs (see Lent).
+	Unassigned int64
+	// Price is the price of one unit-hour. On KAI with several flavors it
+	// is the capacity-weighted mean of the flavors' prices.
+	Price float64
+	// MIGProfiles are the GPU_I_PROFILE values (e.g. 1g.10gb) of the MIG
+	// resources counted; WholeGPUs says whether nvidia.com/gpu is one.
+	MIGProfiles []string
+	WholeGPUs   bool
+}
+
+// Team is a team's agreed numbers per flavor of the model.
+type Team struct {
+	Name       string
+	Namespaces []string
+	Quotas     map[string]Quota // by Flavor.Name
+}
+
+// Quota is what a team was agreed for one flavor, in the flavor's units.
+type Quota struct {
+	Guaranteed, Lendable, Borrow int64
+}
+
+var migResource = regexp.MustCompile(`^nvidia\.com/mig-(\d+g\.\d+gb)$`)
+
+// NewModel builds the model of a planned agreement for a backend.
+func NewModel(p *plan.Agreement, b Backend) (*Model, error) {
+	m := &Model{Pool: p.Name, Backend: b, Currency: "USD"}
+	if p.Monitoring != nil {
+		m.Currency = p.Monitoring.Currency
+	}
+	price := func(flavor string) float64 {
+		if p.Monitoring == nil {
+			return 0
+		}
+		return p.Monitoring.Price(flavor)
+	}
+	units := func(f plan.Flavor, n int64) int64 { return n }
+	if b == KAI {
+		units = func(f plan.Flavor, n int64) int64 { return n * kai.GPUsPer(f.Resource) }
+	}
+	switch {
+	case b == Kueue || len(p.Flavors) == 1:
+		for _, f := range p.Flavors {
+			mf := Flavor{Name: f.Name, Resources: []string{f.Resource}, Capacity: units(f, f.Capacity), Price: price(f.Name)}
+			mf.addResource(f.Resource)
+			m.Flavors = append(m.Flavors, mf)
+		}
+	case b == KAI:
+		all := Flavor{Name: AllFlavors}
+		var weighted float64
+		for _, f := range p.Flavors {
+			c := units(f, f.Capacity)
+			all.Capacity += c
+			weighted += float64(c) * price(f.Name)
+			all.Resources = append(all.Resources, f.Resource)
+			all.addResource(f.Resource)
+		}
+		if all.Capacity > 0 {
+			all.Price = weighted / float64(all.Capacity)
+		}
+		m.Flavors = []Flavor{all}
+	default:
+		return nil, fmt.Errorf("statement: unknown backend %q", b)
+	}
+	for _, t := range p.Teams {
+		mt := Team{Name: t.Name, Namespaces: t.Namespaces, Quotas: map[string]Quota{}}
+		for _, f := range p.Flavors {
+			q := t.Quota(f.Name)
+			name := f.Name
+			if b == KAI && len(p.Flavors) > 1 {
+				name = AllFlavors
+			}
+			sum := mt.Quotas[name]
+			sum.Guaranteed += units(f, q.Guaranteed)
+			sum.Lendable += units(f, q.Lendable)
+			sum.Borrow += units(f, q.Borrow)
+			mt.Quotas[name] = sum
+		}
+		m.Teams = append(m.Teams, mt)
+	}
+	for i := range m.Flavors {
+		f := &m.Flavors[i]
+		f.Unassigned = f.Capacity
+		for _, t := range m.Teams {
+			f.Unassigned -= t.Quotas[f.Name].Guaranteed
+		}
+		f.Unassigned = max(f.Unassigned, 0)
+	}
+	return m, nil
+}
+
+func (f *Flavor) addResource(r string) {
+	if r == kai.WholeGPU {
+		f.WholeGPUs = true
+	}
+	if mm := migResource.FindStringSubmatch(r); mm != nil {
+		f.MIGProfiles = append(f.MIGProfiles, mm[1])
+	}
+}
+
+// Flavor returns the model's flavor of that name, or nil.
+func (m *Model) Flavor(name string) *Flavor {
+	for i := range m.Flavors {
+		if m.Flavors[i].Name == name {
+			return &m.Flavors[i]
+		}
+	}
+	return nil
+}
+
+// Team returns the model's team of that name, or nil.
+func (m *Model) Team(name string) *Team {
+	for i := range m.Teams {
+		if m.Teams[i].Name == name {
+			return &m.Teams[i]
+		}
+	}
+	return nil
+}
+
+// alternation is a PromQL regular expression matching exactly the names.
+func alternation(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(q, "|")
+}
+
+// TeamNames returns the teams' names, sorted.
+func (m *Model) TeamNames() []string {
+	out := make([]string, len(m.Teams))
+	for i, t := range m.Teams {
+		out[i] = t.Name
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package statement_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/statement"
+)
+
+// mixed has two whole-GPU flavors and a MIG flavor.
+const mixed = `version = 1
+name = "pool"
+[flavors.h100]
+capacity = 16
+[flavors.a100]
+capacity = 8
+[flavors.mig]
+resource = "nvidia.com/mig-3g.40gb"
+capacity = 14
+[teams.a.flavors.h100]
+guaranteed = 8
+[teams.a.flavors.mig]
+guaranteed = 7
+lendable = 7
+[teams.b.flavors.a100]
+guaranteed = 8
+[monitoring]
+enabled = true
+[monitoring.prices]
+h100 = 4
+a100 = 2
+mig = 1
+`
+
+func mixedModel(t *testing.T, b statement.Backend) *statement.Model {
+	t.Helper()
+	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(mixed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statement.NewModel(p, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestModel(t *testing.T) {
+	type flavor struct {
+		Name                 string
+		Capacity, Unassigned int64
+		Price                float64
+	}
+	tests := map[string]struct {
+		backend statement.Backend
+		want    []flavor
+		quotaA  map[string]statement.Quota
+	}{
+		// Kueue: one account per flavor, in units of its resource.
+		"kueue": {
+			backend: statement.Kueue,
+			want:    []flavor{{"h100", 16, 8, 4}, {"a100", 8, 0, 2}, {"mig", 14, 7, 1}},
+			quotaA:  map[string]statement.Quota{"h100": {Guaranteed: 8}, "a100": {}, "mig": {Guaranteed: 7, Lendable: 7}},
+		},
+		// KAI: one account across flavors, in KAI's GPUs (a 3g slice is 3);
+		// the price weighted by capacity: (16*4 + 8*2 + 42*1) / 66.
+		"kai": {
+			backend: statement.KAI,
+			want:    []flavor{{statement.AllFlavors, 66, 66 - 8 - 21 - 8, (16*4 + 8*2 + 42*1) / 66.0}},
+			quotaA:  map[string]statement.Quota{statement.AllFlavors: {Guaranteed: 8 + 21, Lendable: 21}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := mixedModel(t, tc.backend)
+			var got []flavor
+			for _, f := range m.Flavors {
+				got = append(got, flavor{f.Name, f.Capacity, f.Unassigned, f.Price})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("flavors (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.quotaA, m.Team("a").Quotas); diff != "" {
+				t.Errorf("team a's quotas (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUtilization: two whole-GPU flavors cannot be told apart in
+// dcgm-exporter's series, a MIG flavor can, by GPU_I_PROFILE.
+func TestUtilization(t *testing.T) {
+	m := mixedModel(t, statement.Kueue)
+	got := map[string]string{}
+	for _, f := range m.Flavors {
+		got[f.Name] = m.Utilization(f, "ns")
+	}
+	want := map[string]string{
+		"h100": "",
+		"a100": "",
+		"mig":  "DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~`ns`, pod!=\"\", GPU_I_PROFILE=~`3g\\.40gb`}",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("utilisation queries (-want,+got):\n%s", diff)
+	}
+}
