@@ -1,0 +1,246 @@
+// Package argocd runs the whole GitOps loop users run: a commit to
+// tenancy.toml lands in a Git repository, Argo CD's repo-server asks the
+// tenancy plugin (Argo CD's own argocd-cmp-server running argocd/plugin.yaml)
+// to render it, the application controller diffs the result against the
+// cluster and syncs it, and Kueue admits by the new quotas.
+//
+// Everything is real and on loopback: etcd, kube-apiserver,
+// kube-controller-manager and Kueue from the control-plane suite (the
+// destination cluster, Argo CD's "in-cluster"), Argo CD's
+// argocd-application-controller, argocd-repo-server and argocd-cmp-server
+// (one binary built from Argo CD's Go module, cached by version: v3 by
+// default, v2.14 with TENANCY_ARGOCD=v2), Redis from
+// Debian's redis-server package, and a Git repository served over smart HTTP
+// by git http-backend behind Go's net/http/cgi. Nothing is simulated except
+// the nodes: no kubelet runs, so Jobs are admitted by Kueue's quota alone and
+// never get Pods.
+package argocd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+)
+
+// env is what every check shares: the control plane, Argo CD and the Git
+// repository. Checks run in order, each starting from the reference
+// agreement synced.
+var env struct {
+	cp       *controlplane.ControlPlane
+	argocd   *binaries.Built
+	repo     *gitRepo
+	repoRoot string
+	startErr error
+	startup  time.Duration
+}
+
+var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	began := time.Now()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "tenancy-e2e-argocd-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e/argocd:", err)
+		return 1
+	}
+	code := 1
+	defer func() {
+		if code == 0 && !*keep {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "e2e/argocd: state and component logs kept in %s\n", dir)
+		}
+	}()
+
+	env.startErr = setUp(ctx, dir)
+	env.startup = time.Since(began)
+	if env.cp != nil {
+		defer env.cp.Stop()
+		go func() {
+			<-ctx.Done()
+			env.cp.Stop()
+		}()
+	}
+	if env.repo != nil {
+		defer env.repo.close()
+	}
+	if env.startErr != nil {
+		fmt.Fprintln(os.Stderr, "e2e/argocd: set-up failed:", env.startErr)
+	}
+	code = m.Run()
+	printReport(time.Since(began))
+	return code
+}
+
+// setUp builds or reuses every binary, starts the control plane with Argo
+// CD's and KAI's CRDs, then the Git server, Redis and Argo CD.
+func setUp(ctx context.Context, dir string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	env.repoRoot = filepath.Clean(filepath.Join(wd, "..", "..", ".."))
+	tools := filepath.Join(wd, "..", "tools")
+	cache, err := binaries.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	// Only what the destination cluster needs: no nodes run here, so not
+	// every component of binaries.Components.
+	paths := map[string]string{}
+	kueueDir := ""
+	for _, c := range binaries.Components {
+		switch c.Name {
+		case "etcd", "kube-apiserver", "kube-controller-manager", "kueue":
+		default:
+			continue
+		}
+		b, err := binaries.EnsureComponent(ctx, tools, cache, c, os.Stderr)
+		if err != nil {
+			return fmt.Errorf("control-plane binaries: %w", err)
+		}
+		paths[c.Name] = b.Path
+		if c.Name == "kueue" {
+			kueueDir = b.ModuleDir
+		}
+	}
+	argo := binaries.ArgoCD
+	switch v := os.Getenv("TENANCY_ARGOCD"); v {
+	case "", "v3":
+	case "v2":
+		argo = binaries.ArgoCDV2
+	default:
+		return fmt.Errorf("TENANCY_ARGOCD=%q: want v3 (the default) or v2", v)
+	}
+	if env.argocd, err = binaries.EnsureComponent(ctx, tools, cache, argo, os.Stderr); err != nil {
+		return fmt.Errorf("argocd binary: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e/argocd: binaries ready in %s: argocd %s\n", time.Since(t0).Round(time.Millisecond), env.argocd.Version)
+
+	// The plugin runs tenancy from the sidecar's PATH: build it into a
+	// directory of its own that goes first on the CMP server's PATH.
+	binDir := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, "tenancy"), "./cmd/tenancy")
+	build.Dir = env.repoRoot
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build tenancy: %w\n%s", err, out)
+	}
+
+	crds, err := extraCRDs(env.argocd.ModuleDir, env.repoRoot)
+	if err != nil {
+		return err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Binaries:  paths,
+		KueueDir:  kueueDir,
+		Dir:       dir,
+		ExtraCRDs: crds,
+		Log:       os.Stderr,
+	})
+	if err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	env.cp = cp
+
+	if env.repo, err = newGitRepo(ctx, filepath.Join(dir, "git")); err != nil {
+		return fmt.Errorf("git repository: %w", err)
+	}
+	if err := startArgoCD(ctx, dir, binDir); err != nil {
+		return fmt.Errorf("argo cd: %w", err)
+	}
+	return nil
+}
+
+// record is one check's outcome for the closing report.
+type record struct {
+	name     string
+	result   string
+	duration time.Duration
+}
+
+var (
+	reportMu sync.Mutex
+	report   []record
+)
+
+// begin starts a check: it fails when set-up failed, and records the
+// outcome, the time and, on failure, the end of every component's log.
+func begin(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	t.Cleanup(func() {
+		result := "PASS"
+		switch {
+		case t.Failed():
+			result = "FAIL"
+		case t.Skipped():
+			result = "SKIP"
+		}
+		if t.Failed() && env.cp != nil {
+			if gone := env.cp.Exited(); len(gone) > 0 {
+				t.Logf("components that exited: %v", gone)
+			}
+			t.Logf("end of the component logs:%s", env.cp.LogTails(2500))
+		}
+		reportMu.Lock()
+		report = append(report, record{t.Name(), result, time.Since(start)})
+		reportMu.Unlock()
+	})
+	if env.startErr != nil {
+		t.Fatalf("set-up failed: %v", env.startErr)
+	}
+}
+
+func printReport(total time.Duration) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	if len(report) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Println("tenancy e2e report: the Argo CD loop")
+	if env.argocd != nil {
+		fmt.Printf("  argo cd %s, start-up (binaries, control plane, argo cd): %s\n", env.argocd.Version, env.startup.Round(time.Millisecond))
+	}
+	counts := map[string]int{}
+	for _, r := range report {
+		fmt.Printf("  %-4s %-45s %s\n", r.result, r.name, r.duration.Round(time.Millisecond))
+		counts[r.result]++
+	}
+	if env.cp != nil {
+		mem := env.cp.MemoryMiB()
+		var parts []string
+		for name, mib := range mem {
+			parts = append(parts, fmt.Sprintf("%s %d", name, mib))
+		}
+		sort.Strings(parts)
+		fmt.Printf("  resident memory (MiB): %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Printf("  %d passed, %d failed, %d skipped in %s\n", counts["PASS"], counts["FAIL"], counts["SKIP"], total.Round(time.Millisecond))
+}
