@@ -1,23 +1,40 @@
 # tenancy: render a GPU-sharing agreement into Kueue or KAI manifests.
 #
 #   make test    unit, golden and wrapper tests (kustomize and Argo CD end to end)
-#   make e2e     the agreement in a real kube-apiserver + Kueue (builds them once, cached)
+#   make e2e     the agreement in a real kube-apiserver + Kueue, and the monitoring rules
+#                and tenancy report with real Prometheus and promtool (builds them once, cached)
+#   make e2e-argocd  the Argo CD loop: a commit to tenancy.toml synced by Argo CD
 #   make bench   Go benchmarks and whole-process timings
 #   make fuzz    every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m)
 #   make build   bin/tenancy
+#   make images  bin/tenancy-argocd.oci.tar, bin/tenancy-kustomize.oci.tar (no container engine needed)
 
 GO ?= go
 # Third-party binaries built for tests are cached here, keyed by version.
 export TENANCY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tenancy
 
-.PHONY: all build taplo test test-unit test-kustomize test-argocd test-fuzz e2e bench fuzz clean
+.PHONY: all build images taplo test test-unit test-kustomize test-argocd test-images test-fuzz e2e e2e-argocd bench fuzz clean
 
 all: build test
 
 build:
 	$(GO) build -trimpath -o bin/tenancy ./cmd/tenancy
 
-test: test-unit test-kustomize test-argocd test-fuzz
+# images builds both container images with go-containerregistry (a static Go
+# binary needs no base image) into OCI layout tarballs, and prints their
+# digests for the release steps (docs/argocd.md).
+VERSION ?= dev
+
+images:
+	cd test/images && $(GO) run . -out ../../bin -version $(VERSION)
+
+# test-images checks the images' config and runs their binaries read-only as
+# their users with bwrap (Debian's bubblewrap; without it those runs are
+# skipped, saying so).
+test-images:
+	cd test/images && $(GO) test -count=1 ./...
+
+test: test-unit test-kustomize test-argocd test-images test-fuzz
 
 # Taplo (the engine of Even Better TOML) checks the JSON Schema the way
 # editors use it. It comes from npm; without npm its test is skipped.
@@ -43,7 +60,16 @@ test-argocd:
 	cd test/argocd/v3 && $(GO) test -count=1 ./...
 
 e2e:
-	cd test/e2e && $(GO) test -v -count=1 -timeout 75m .
+	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/
+
+# e2e-argocd is the GitOps loop: Argo CD's application controller,
+# repo-server and CMP server (built once, cached) syncing tenancy.toml from a
+# local Git server into the control plane. Its own target so that make e2e
+# keeps its time budget; needs redis-server (Debian's package). Runs Argo CD
+# v3 (the newest that builds here), then v2.14.
+e2e-argocd:
+	cd test/e2e && $(GO) test -v -count=1 -timeout 75m ./argocd
+	cd test/e2e && TENANCY_ARGOCD=v2 $(GO) test -v -count=1 -timeout 75m ./argocd
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/

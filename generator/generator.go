@@ -19,13 +19,13 @@ import (
 )
 
 // Backend names the scheduler the manifests are for.
-type Backend string
+type Backend = render.Backend
 
 const (
 	// Kueue renders kueue.x-k8s.io objects.
-	Kueue Backend = "kueue"
+	Kueue = render.Kueue
 	// KAI renders NVIDIA KAI Scheduler scheduling.run.ai/v2 Queues.
-	KAI Backend = "kai"
+	KAI = render.KAI
 )
 
 // Kueue API versions accepted by Options.KueueAPI.

@@ -38,6 +38,9 @@ var goldenExamples = map[string]string{
 	"multi-flavor": "examples/multi-flavor/tenancy.toml",
 	"topology":     "examples/topology/tenancy.toml",
 	"large":        "examples/large/tenancy.toml",
+	// Monitoring on; not under examples/, whose agreements the control-plane
+	// suite applies to a cluster without prometheus-operator.
+	"monitoring": "generator/testdata/monitoring/tenancy.toml",
 }
 
 // goldenRenderings are the outputs each example has a golden file for.

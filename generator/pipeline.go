@@ -11,8 +11,11 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/load"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/render/guard"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
+	"github.com/tenancy-dev/tenancy/generator/render/monitor"
+	"github.com/tenancy-dev/tenancy/generator/statement"
 	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
@@ -33,9 +36,12 @@ type backend struct {
 func backendFor(opts Options) backend {
 	switch opts.Backend {
 	case KAI:
-		return backend{rules: []validate.Rule{kai.Rules}, renderers: []render.Renderer{kai.Renderer{}}}
+		return backend{
+			rules:     []validate.Rule{kai.Rules, guard.KAIRules},
+			renderers: []render.Renderer{kai.Renderer{}, guard.Renderer{Backend: render.KAI}, monitor.Renderer{Backend: statement.KAI}},
+		}
 	default:
-		return backend{renderers: []render.Renderer{kueue.Renderer{APIVersion: opts.KueueAPI}}}
+		return backend{renderers: []render.Renderer{kueue.Renderer{APIVersion: opts.KueueAPI}, guard.Renderer{Backend: render.Kueue}, monitor.Renderer{Backend: statement.Kueue}}}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render/kai"
 )
 
 func runExplain(e *env, args []string) int {
@@ -62,6 +63,7 @@ func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []ge
 	}
 	explainPriorities(w, p)
 	explainTopology(w, p)
+	explainGuardrails(w, p)
 	explainColumns(w)
 	explainWarnings(w, warnings)
 }
@@ -228,12 +230,25 @@ func explainPriorities(w io.Writer, p *plan.Agreement) {
 		return
 	}
 	fmt.Fprintln(w, "\nPriorities (highest first; within a team a higher priority may preempt a lower one)")
+	// Which priorities may borrow differs by backend: Kueue lets any
+	// workload borrow, KAI only preemptible work (kai.ClassValues).
+	kaiValues := kai.ClassValues(kai.PlanRanks(p))
+	yes := map[bool]string{true: "yes", false: "no"}
 	tw := tableWriter(w)
-	tableRow(tw, "NAME", "VALUE")
+	tableRow(tw, "NAME", "VALUE", "PREEMPTIBLE", "MAY BORROW (KUEUE)", "MAY BORROW (KAI)", "KAI PRIORITYCLASS")
+	anyFixed := false
 	for _, pr := range p.Priorities {
-		tableRow(tw, pr.Name, strconv.FormatInt(int64(pr.Value), 10))
+		anyFixed = anyFixed || !pr.Preemptible
+		tableRow(tw, pr.Name, strconv.FormatInt(int64(pr.Value), 10), yes[pr.Preemptible], "yes", yes[pr.Preemptible],
+			strconv.FormatInt(kaiValues[pr.Name], 10))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "  KAI: only preemptible work (PriorityClass below %d) borrows idle GPUs and is preempted; non-preemptible work\n", kai.NonPreemptibleFrom)
+	fmt.Fprintln(w, "  runs within its team's guarantee only and is never preempted. Workloads name their queue with the")
+	fmt.Fprintf(w, "  %s label and use schedulerName kai-scheduler.\n", kai.QueueLabel)
+	if anyFixed {
+		fmt.Fprintln(w, "  Kueue: no priority is non-preemptible; preemptible = false is not expressed, and such work may borrow.")
+	}
 }
 
 func explainTopology(w io.Writer, p *plan.Agreement) {

@@ -22,6 +22,8 @@ func TestExplainGolden(t *testing.T) {
 		"topology":     {dir: "../..", args: []string{"examples/topology/tenancy.toml"}},
 		// No FILE: ./tenancy.toml of the working directory.
 		"warnings-and-unassigned": {dir: "testdata/explain/warnings-and-unassigned"},
+		// Which priorities may borrow under each backend.
+		"non-preemptible": {dir: "testdata/explain/non-preemptible"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

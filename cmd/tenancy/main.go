@@ -51,6 +51,7 @@ func init() {
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
 		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate)", runArgoCD},
+		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
 	}
 }
 

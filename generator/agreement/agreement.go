@@ -40,6 +40,17 @@ type Int struct {
 // IsSet reports whether the file gives the value.
 func (i Int) IsSet() bool { return i.State == Set }
 
+// Bool is a boolean field: its value, its state, and where it is.
+type Bool struct {
+	Value bool
+	State State
+	Pos   Pos
+	Path  *field.Path
+}
+
+// IsSet reports whether the file gives the value.
+func (b Bool) IsSet() bool { return b.State == Set }
+
 // Str is a string field: its value, its state, and where it is.
 type Str struct {
 	Value string
@@ -63,6 +74,8 @@ type Agreement struct {
 	Priorities []*Priority
 	Teams      []*Team
 	Topology   *Topology
+	Guardrails *Guardrails // never nil after Decode: absent means all defaults
+	Monitoring *Monitoring // nil without [monitoring]
 }
 
 // Flavor is a [flavors.NAME] table.
@@ -92,10 +105,18 @@ type Toleration struct {
 	Effect   Str
 }
 
-// Priority is one [priorities] entry.
+// Priority is one [priorities] entry: NAME = VALUE, or
+// NAME = { value = VALUE, preemptible = BOOL }.
 type Priority struct {
 	Name  string
+	Pos   Pos         // the entry's key
+	Path  *field.Path // priorities.NAME
 	Value Int
+	// Preemptible says whether work at this priority may borrow beyond its
+	// team's guarantee and be preempted (for reclaim, or for higher
+	// priorities of its team); false: it runs only within the guarantee and
+	// is never preempted. Defaulted to DefaultPreemptible.
+	Preemptible Bool
 }
 
 // Team is a [teams.NAME] table.
@@ -109,6 +130,9 @@ type Team struct {
 	Reclaim    Str
 	Weight     Int
 	VMs        Int
+	// Retiring is the first step of removing a team: its queues stop
+	// admitting and drain, so removing it later deletes nothing in use.
+	Retiring Bool
 	// Shorthand holds quota keys written on the team itself, allowed when
 	// the agreement has one flavor. nil when none were written.
 	Shorthand *Quota

@@ -14,11 +14,11 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "topology"}
+	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "topology", "guardrails", "monitoring"}
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
-	teamKeys       = append([]string{"namespaces", "reclaim", "weight", "vms", "flavors"}, quotaKeys...)
+	teamKeys       = append([]string{"namespaces", "reclaim", "weight", "vms", "retiring", "flavors"}, quotaKeys...)
 	topologyKeys   = []string{"levels"}
 )
 
@@ -43,7 +43,7 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 	priorities := field.NewPath("priorities")
 	if v := d.table(t.Get("priorities"), priorities); v != nil {
 		for _, name := range v.Table.Keys {
-			a.Priorities = append(a.Priorities, &Priority{Name: name, Value: d.int(v.Table.Get(name), diag.Key(priorities, name))})
+			a.Priorities = append(a.Priorities, d.priority(name, v.Table.Get(name), diag.Key(priorities, name)))
 		}
 	}
 	if v := d.table(t.Get("teams"), field.NewPath("teams")); v != nil {
@@ -59,6 +59,8 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 		d.unknown(v.Table, topology, topologyKeys)
 		a.Topology.Levels = d.strings(v.Table.Get("levels"), topology.Child("levels"))
 	}
+	a.Guardrails = d.guardrails(t.Get("guardrails"))
+	a.Monitoring = d.monitoring(t.Get("monitoring"))
 	defaults(a)
 	return a, d.r.List
 }
@@ -122,6 +124,17 @@ func (d *decoder) int(v *load.Value, path *field.Path) Int {
 	return out
 }
 
+func (d *decoder) bool(v *load.Value, path *field.Path) Bool {
+	if v == nil {
+		return Bool{Path: path}
+	}
+	if v.Kind != load.Bool {
+		d.typeError(v, path, "true or false")
+		return Bool{Pos: v.Pos, Path: path, State: Invalid}
+	}
+	return Bool{Value: v.Bool, State: Set, Pos: v.Pos, Path: path}
+}
+
 func (d *decoder) str(v *load.Value, path *field.Path) Str {
 	if v == nil {
 		return Str{Path: path}
@@ -151,6 +164,23 @@ func (d *decoder) strings(v *load.Value, path *field.Path) []Str {
 	return out
 }
 
+// labels decodes a table of string values, such as node_labels; each
+// label's position is its key's.
+func (d *decoder) labels(v *load.Value, path *field.Path) []Label {
+	tv := d.table(v, path)
+	if tv == nil {
+		return nil
+	}
+	var out []Label
+	for _, k := range tv.Table.Keys {
+		lv := tv.Table.Get(k)
+		s := d.str(lv, diag.Key(path, k))
+		s.Pos = lv.KeyPos
+		out = append(out, Label{Key: k, Value: s})
+	}
+	return out
+}
+
 func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	path := diag.Key(field.NewPath("flavors"), name)
 	f := &Flavor{Name: name, Path: path, Pos: v.KeyPos}
@@ -161,15 +191,7 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	d.unknown(t, path, flavorKeys)
 	f.Resource = d.str(t.Get("resource"), path.Child("resource"))
 	f.Capacity = d.int(t.Get("capacity"), path.Child("capacity"))
-	labelsPath := path.Child("node_labels")
-	if labels := d.table(t.Get("node_labels"), labelsPath); labels != nil {
-		for _, k := range labels.Table.Keys {
-			lv := labels.Table.Get(k)
-			s := d.str(lv, diag.Key(labelsPath, k))
-			s.Pos = lv.KeyPos
-			f.NodeLabels = append(f.NodeLabels, Label{Key: k, Value: s})
-		}
-	}
+	f.NodeLabels = d.labels(t.Get("node_labels"), path.Child("node_labels"))
 	if tv := t.Get("tolerations"); tv != nil {
 		tpath := path.Child("tolerations")
 		if tv.Kind != load.Array {
@@ -212,6 +234,7 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 	team.Reclaim = d.str(t.Get("reclaim"), path.Child("reclaim"))
 	team.Weight = d.int(t.Get("weight"), path.Child("weight"))
 	team.VMs = d.int(t.Get("vms"), path.Child("vms"))
+	team.Retiring = d.bool(t.Get("retiring"), path.Child("retiring"))
 
 	for _, k := range quotaKeys {
 		if t.Get(k) != nil {

@@ -187,6 +187,21 @@ levels = ["kubernetes.io/hostname"]
 			src:  "[priorities]\nhigh = \"1000\"\n",
 			want: diag.List{decodeErr(2, 8, "priorities.high", field.ErrorTypeTypeInvalid)},
 		},
+		"priority table: value of the wrong type, preemptible not a bool": {
+			src: "[priorities]\nhigh = { value = \"1000\", preemptible = \"no\" }\n",
+			want: diag.List{
+				decodeErr(2, 18, "priorities.high.value", field.ErrorTypeTypeInvalid),
+				decodeErr(2, 40, "priorities.high.preemptible", field.ErrorTypeTypeInvalid),
+			},
+		},
+		"priority table without its value": {
+			src:  "[priorities]\nhigh = { preemptible = false }\n",
+			want: diag.List{decodeErr(2, 1, "priorities.high.value", field.ErrorTypeRequired)},
+		},
+		"priority table with an unknown key": {
+			src:  "[priorities]\nhigh = { value = 1000, preemptable = false }\n",
+			want: diag.List{decodeErr(2, 24, "priorities.high.preemptable", field.ErrorTypeNotSupported)},
+		},
 		"every problem is reported": {
 			src: `version = "1"
 naem = "pool"
@@ -273,7 +288,11 @@ levels = ["kubernetes.io/hostname"]
 		}},
 		Priorities: []*agreement.Priority{{
 			Name:  "high",
+			Pos:   pos(10, 1),
+			Path:  path("priorities.high"),
 			Value: agreement.Int{Value: 1000, State: agreement.Set, Pos: pos(10, 8), Path: path("priorities.high")},
+			// Not written: the default, at the entry.
+			Preemptible: agreement.Bool{Value: true, State: agreement.Defaulted, Pos: pos(10, 1), Path: path("priorities.high.preemptible")},
 		}},
 		Teams: []*agreement.Team{
 			{
@@ -316,7 +335,9 @@ levels = ["kubernetes.io/hostname"]
 			Levels: []agreement.Str{{Value: "kubernetes.io/hostname", State: agreement.Set, Pos: pos(22, 11), Path: path("topology.levels[0]")}},
 		},
 	}
-	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor")); diff != "" {
+	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor", "Retiring"),
+		// TestDecodeGuardrails covers the [guardrails] table.
+		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails")); diff != "" {
 		t.Errorf("Decode (-want,+got):\n%s", diff)
 	}
 	// ByFlavor resolves the shorthand to the one flavor, and points at the
@@ -329,5 +350,95 @@ levels = ["kubernetes.io/hostname"]
 		if q := dotted.ByFlavor["h100"]; q == nil || q != dotted.Flavors[0] || len(dotted.ByFlavor) != 1 {
 			t.Errorf("dotted.name.ByFlavor = %v, want its h100 table", dotted.ByFlavor)
 		}
+	}
+}
+
+// TestDecodeGuardrails: an absent [guardrails] table is all defaults, on;
+// written keys are Set where they are, the rest Defaulted at the table.
+func TestDecodeGuardrails(t *testing.T) {
+	type summary struct {
+		Queue, DefaultQueue, Quota, Network bool
+		Enforce, Audit, Prune               string
+		Allow                               []string
+		States                              []agreement.State
+		QueuePos                            agreement.Pos
+	}
+	sum := func(g *agreement.Guardrails) summary {
+		s := summary{
+			Queue: g.QueueAdmission.Value, DefaultQueue: g.DefaultQueue.Value, Quota: g.GPUQuota.Value,
+			Network: g.NetworkIsolation.Value, Enforce: g.PodSecurity.Value, Audit: g.PodSecurityAudit.Value,
+			Prune: g.NamespacePrune.Value, QueuePos: g.QueueAdmission.Pos,
+			States: []agreement.State{g.QueueAdmission.State, g.PodSecurity.State, g.NamespacePrune.State},
+		}
+		for _, a := range g.AllowIngressFrom {
+			s.Allow = append(s.Allow, a.Value)
+		}
+		return s
+	}
+	base := "version = 1\nname = \"p\"\n"
+	tests := map[string]struct {
+		src  string
+		want summary
+	}{
+		"absent: everything on": {
+			src: base,
+			want: summary{Queue: true, Quota: true, Network: true, Enforce: "baseline", Audit: "restricted", Prune: "never",
+				States: []agreement.State{agreement.Defaulted, agreement.Defaulted, agreement.Defaulted}, QueuePos: agreement.Pos{Line: 1, Column: 1}},
+		},
+		"tuned": {
+			src: base + "[guardrails]\nqueue_admission = false\npod_security = \"restricted\"\nallow_ingress_from = [\"monitoring\"]\n",
+			want: summary{Quota: true, Network: true, Enforce: "restricted", Audit: "restricted", Prune: "never", Allow: []string{"monitoring"},
+				States: []agreement.State{agreement.Set, agreement.Set, agreement.Defaulted}, QueuePos: agreement.Pos{Line: 4, Column: 19}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			a, diags := decodeSource(t, tc.src)
+			if len(diags) > 0 {
+				t.Fatalf("Decode: %s", diags)
+			}
+			if diff := cmp.Diff(tc.want, sum(a.Guardrails)); diff != "" {
+				t.Errorf("guardrails (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodePriorities: a priority is a value or a table with its value and
+// preemptible; both forms mean the same when preemptible is left out.
+func TestDecodePriorities(t *testing.T) {
+	src := `[priorities]
+high = 1000
+low = { value = 10, preemptible = false }
+[priorities.mid]
+value = 100
+`
+	got, diags := decodeSource(t, src)
+	if len(diags) > 0 {
+		t.Fatalf("Decode: %s", diags)
+	}
+	pos := func(line, col int) agreement.Pos { return agreement.Pos{Line: line, Column: col} }
+	path := field.NewPath
+	want := []*agreement.Priority{{
+		Name:        "high",
+		Pos:         pos(2, 1),
+		Path:        path("priorities.high"),
+		Value:       agreement.Int{Value: 1000, State: agreement.Set, Pos: pos(2, 8), Path: path("priorities.high")},
+		Preemptible: agreement.Bool{Value: true, State: agreement.Defaulted, Pos: pos(2, 1), Path: path("priorities.high.preemptible")},
+	}, {
+		Name:        "low",
+		Pos:         pos(3, 1),
+		Path:        path("priorities.low"),
+		Value:       agreement.Int{Value: 10, State: agreement.Set, Pos: pos(3, 17), Path: path("priorities.low.value")},
+		Preemptible: agreement.Bool{Value: false, State: agreement.Set, Pos: pos(3, 35), Path: path("priorities.low.preemptible")},
+	}, {
+		Name:        "mid",
+		Pos:         pos(4, 13),
+		Path:        path("priorities.mid"),
+		Value:       agreement.Int{Value: 100, State: agreement.Set, Pos: pos(5, 9), Path: path("priorities.mid.value")},
+		Preemptible: agreement.Bool{Value: true, State: agreement.Defaulted, Pos: pos(4, 13), Path: path("priorities.mid.preemptible")},
+	}}
+	if diff := cmp.Diff(want, got.Priorities, diagtest.Opts); diff != "" {
+		t.Errorf("priorities (-want,+got):\n%s", diff)
 	}
 }

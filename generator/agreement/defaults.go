@@ -6,6 +6,11 @@ package agreement
 // shorthand resolved. Defaulted values carry the position of the table they
 // belong to, so a problem with one points at a line the user wrote.
 func defaults(a *Agreement) {
+	if a.Guardrails != nil {
+		defaultGuardrails(a.Guardrails)
+	}
+	defaultMonitoring(a.Monitoring)
+	defaultPriorities(a)
 	for _, f := range a.Flavors {
 		if f.Resource.State == Unset {
 			f.Resource = Str{Value: DefaultResource, State: Defaulted, Pos: f.Pos, Path: f.Resource.Path}

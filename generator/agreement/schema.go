@@ -12,7 +12,8 @@ import _ "embed"
 var Schema []byte
 
 // TableKeys returns the keys each table of the format accepts, by table:
-// "root", "flavor", "toleration", "team", "quota" and "topology". It exists
+// "root", "flavor", "toleration", "team", "quota", "topology",
+// "priority" (a priority written as a table) and "monitoring". It exists
 // so a test can hold Schema to the keys the decoder actually reads.
 func TableKeys() map[string][]string {
 	clone := func(keys []string) []string { return append([]string(nil), keys...) }
@@ -23,5 +24,7 @@ func TableKeys() map[string][]string {
 		"team":       clone(teamKeys),
 		"quota":      clone(quotaKeys),
 		"topology":   clone(topologyKeys),
+		"priority":   clone(priorityKeys),
+		"monitoring": clone(monitoringKeys),
 	}
 }

@@ -128,6 +128,8 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		"team":       team,
 		"quota":      onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
 		"topology":   child(t, root, root, "properties", "topology"),
+		"priority":   child(t, root, root, "definitions", "priorityTable"),
+		"monitoring": child(t, root, root, "properties", "monitoring"),
 	}
 	decoder := agreement.TableKeys()
 	var names []string
@@ -363,6 +365,18 @@ borrow = 2
 			doc:      header + "[priorities]\nhuge = 2147483648\n[teams.a]\n",
 			schemaOK: false, checkOK: false, at: "priorities/huge",
 		},
+		"priority as a table": {
+			doc:      header + "[priorities]\nprod = { value = 1000, preemptible = false }\nbatch = 10\n[teams.a]\n",
+			schemaOK: true, checkOK: true,
+		},
+		"priority table without its value": {
+			doc:      header + "[priorities]\nprod = { preemptible = false }\n[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "priorities/prod",
+		},
+		"priority table with a typo": {
+			doc:      header + "[priorities]\nprod = { value = 1000, preemptable = false }\n[teams.a]\n",
+			schemaOK: false, checkOK: false, at: "priorities/prod",
+		},
 		"empty namespaces": {
 			doc:      header + "[teams.a]\nnamespaces = []\n",
 			schemaOK: false, checkOK: false, at: "teams/a/namespaces",
@@ -410,6 +424,22 @@ borrow = 2
 		"negative weight": {
 			doc:      header + "[teams.a]\nweight = -1\n",
 			schemaOK: false, checkOK: false, at: "teams/a/weight",
+		},
+		"monitoring": {
+			doc:      header + "[teams.a]\n[monitoring]\nenabled = true\nrule_labels = { release = \"kps\" }\n[monitoring.prices]\nh100 = 2.5\n",
+			schemaOK: true, checkOK: true,
+		},
+		"negative price": {
+			doc:      header + "[teams.a]\n[monitoring.prices]\nh100 = -1\n",
+			schemaOK: false, checkOK: false, at: "monitoring/prices/h100",
+		},
+		"squatting above 100 percent": {
+			doc:      header + "[teams.a]\n[monitoring]\nsquatting_utilization = 101\n",
+			schemaOK: false, checkOK: false, at: "monitoring/squatting_utilization",
+		},
+		"price of an undeclared flavor (check only)": {
+			doc:      header + "[teams.a]\n[monitoring.prices]\na100 = 1\n",
+			schemaOK: true, checkOK: false,
 		},
 
 		// Rules across fields or tables: a schema cannot state them, so an

@@ -155,6 +155,14 @@ func Compare(old, new Side) (*Report, error) {
 	for _, o := range r.Objects {
 		if o.Op == Removed && o.APIVersion == "v1" && o.Kind == "Namespace" {
 			r.Summary.RemovedNamespaces = append(r.Summary.RemovedNamespaces, o.Name)
+			// What Argo CD does with it is what the old side told it:
+			// the guardrails' sync options on the Namespace.
+			if opts := syncOptions(oldObjs[o.ObjectKey].fields); opts != "" {
+				if r.Summary.NamespaceSyncOptions == nil {
+					r.Summary.NamespaceSyncOptions = map[string]string{}
+				}
+				r.Summary.NamespaceSyncOptions[o.Name] = opts
+			}
 		}
 	}
 	r.Changed = len(r.Objects) > 0 || r.Summary.changed()
@@ -275,4 +283,14 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	slices.SortFunc(ks, cmp.Compare[string])
 	return ks
+}
+
+// syncOptions returns an object's argocd.argoproj.io/sync-options
+// annotation, or "".
+func syncOptions(fields any) string {
+	obj, _ := fields.(map[string]any)
+	meta, _ := obj["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	s, _ := annotations["argocd.argoproj.io/sync-options"].(string)
+	return s
 }

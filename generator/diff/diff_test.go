@@ -477,3 +477,24 @@ func TestLineDiffFallsBackOnHugeInputs(t *testing.T) {
 		t.Errorf("common lines at the ends are not kept: %v ... %v", edits[0], edits[len(edits)-1])
 	}
 }
+
+// TestNamespaceRemovalSaysWhatArgoCDDoes: the attention line for a removed
+// team Namespace follows the guardrails' sync options it carried.
+func TestNamespaceRemovalSaysWhatArgoCDDoes(t *testing.T) {
+	tests := map[string]struct {
+		opts string
+		want string
+	}{
+		"protected":       {"Prune=false,Delete=false", "Argo CD keeps it (Prune=false)"},
+		"confirmed":       {"Prune=confirm", "once someone confirms the prune"},
+		"unprotected":     {"", "Argo CD deletes it and every workload in it"},
+		"spaces are fine": {"Delete=false, Prune=false", "Argo CD keeps it"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := namespaceRemoval("research", tc.opts); !strings.Contains(got, tc.want) {
+				t.Errorf("namespaceRemoval(%q) = %q, want it to say %q", tc.opts, got, tc.want)
+			}
+		})
+	}
+}

@@ -48,6 +48,13 @@ func Markdown(r *Report, limit int) []byte {
 		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
 			emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]), emph(rw.op, c[7]))
 	}
+	if len(r.Summary.Priorities) > 0 {
+		add("\n#### Priorities\n\n| | Priority | Value | Preemptible | May borrow (Kueue) | May borrow (KAI) | KAI PriorityClass |\n|:-:|---|--:|---|---|---|--:|\n")
+		for _, rw := range priorityRows(r.Summary) {
+			c := rw.cells
+			add("| %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), emph(rw.op, c[2]), emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]))
+		}
+	}
 	add("\n#### Pool %s\n\n| | Flavor | Resource | Capacity | Guaranteed | Share |\n|:-:|---|---|--:|--:|--:|\n", code(r.Summary.poolName()))
 	for _, rw := range flavorRows(r.Summary) {
 		c := rw.cells
@@ -104,7 +111,7 @@ func attentionMarkdown(s Summary) string {
 		fmt.Fprintf(&b, "> - Team **%s** loses %d guaranteed %s GPUs (%d → %d)\n", cell(l.Team), l.Old-l.New, code(l.Flavor), l.Old, l.New)
 	}
 	for _, ns := range s.RemovedNamespaces {
-		fmt.Fprintf(&b, "> - %s\n", cell(namespaceRemoval(ns)))
+		fmt.Fprintf(&b, "> - %s\n", cell(namespaceRemoval(ns, s.NamespaceSyncOptions[ns])))
 	}
 	for _, w := range s.NewWarnings {
 		field := ""

@@ -61,6 +61,9 @@ type Summary struct {
 	Pool    Value[string]  `json:"pool"`
 	Flavors []FlavorChange `json:"flavors"`
 	Teams   []TeamChange   `json:"teams"`
+	// Priorities lists every priority, and which backends let its work
+	// borrow, when any priority changes; it is empty otherwise.
+	Priorities []PriorityChange `json:"priorities,omitempty"`
 	// Losses calls out every team that loses guaranteed GPUs of a flavor,
 	// including teams and flavors that are removed.
 	Losses []Loss `json:"losses"`
@@ -70,6 +73,10 @@ type Summary struct {
 	// RemovedNamespaces are Namespaces the new side no longer renders: with
 	// pruning on, Argo CD deletes them and every workload in them.
 	RemovedNamespaces []string `json:"removedNamespaces"`
+	// NamespaceSyncOptions holds the Argo CD sync options (the guardrails'
+	// Prune=false,Delete=false or Prune=confirm) of removed Namespaces that
+	// have them: what Argo CD will and will not delete.
+	NamespaceSyncOptions map[string]string `json:"namespaceSyncOptions,omitempty"`
 }
 
 // Warning is a validation warning of the new side.
@@ -168,7 +175,7 @@ func (s Summary) changed() bool {
 			return true
 		}
 	}
-	return false
+	return len(s.Priorities) > 0
 }
 
 func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {
@@ -181,6 +188,7 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 	}
 	s.Flavors = compareFlavors(old, new)
 	s.Teams = compareTeams(old, new)
+	s.Priorities = comparePriorities(old, new)
 	for _, t := range s.Teams {
 		for _, q := range t.Quotas {
 			o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)

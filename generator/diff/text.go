@@ -36,6 +36,11 @@ func Text(r *Report, color bool) []byte {
 	p.line("", "")
 	p.line(sgrBold, "Teams")
 	p.table([]string{"", "TEAM", "FLAVOR", "GUARANTEED", "LENDABLE", "BORROW", "WEIGHT", "RECLAIM"}, teamRows(r.Summary))
+	if len(r.Summary.Priorities) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Priorities")
+		p.table([]string{"", "PRIORITY", "VALUE", "PREEMPTIBLE", "MAY BORROW (KUEUE)", "MAY BORROW (KAI)", "KAI PRIORITYCLASS"}, priorityRows(r.Summary))
+	}
 	p.attention(r.Summary)
 
 	p.line("", "")
@@ -99,7 +104,7 @@ func (p *textPrinter) attention(s Summary) {
 		p.line(sgrRed, "  ! "+l.String())
 	}
 	for _, ns := range s.RemovedNamespaces {
-		p.line(sgrRed, "  ! "+namespaceRemoval(ns))
+		p.line(sgrRed, "  ! "+namespaceRemoval(ns, s.NamespaceSyncOptions[ns]))
 	}
 	for _, w := range s.NewWarnings {
 		p.line(sgrYellow, "  ! new warning: "+w.Text())
@@ -209,6 +214,18 @@ func (s Summary) needsAttention() bool {
 	return len(s.Losses)+len(s.NewWarnings)+len(s.RemovedNamespaces) > 0
 }
 
-func namespaceRemoval(ns string) string {
+// namespaceRemoval says what Argo CD will do with a Namespace the agreement
+// no longer renders, given the sync options it carried.
+func namespaceRemoval(ns, syncOptions string) string {
+	opts := map[string]bool{}
+	for _, o := range strings.Split(syncOptions, ",") {
+		opts[strings.TrimSpace(o)] = true
+	}
+	switch {
+	case opts["Prune=false"]:
+		return fmt.Sprintf("Namespace %s is no longer rendered: Argo CD keeps it (Prune=false) with every PVC, Secret and Job in it, and shows the application OutOfSync until someone deletes it; its queues and quotas are pruned", ns)
+	case opts["Prune=confirm"]:
+		return fmt.Sprintf("Namespace %s is no longer rendered: Argo CD deletes it, and every PVC, Secret and Job in it, once someone confirms the prune (Prune=confirm)", ns)
+	}
 	return fmt.Sprintf("Namespace %s is no longer rendered: with pruning on, Argo CD deletes it and every workload in it", ns)
 }

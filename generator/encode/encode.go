@@ -34,6 +34,14 @@ var kindRank = map[string]int{
 	"ClusterQueue":          5,
 	"LocalQueue":            6,
 	"ResourceQuota":         7,
+	"NetworkPolicy":         7,
+	// Monitoring (render/monitor), in the monitoring namespace.
+	"ConfigMap":      7,
+	"PrometheusRule": 7,
+	// Admission policies last: everything a policy expects (LocalQueues,
+	// labelled Namespaces) exists before it starts refusing.
+	"ValidatingAdmissionPolicy":        8,
+	"ValidatingAdmissionPolicyBinding": 9,
 }
 
 // Encode orders objects, writes each one's YAML, and returns them with the

@@ -29,7 +29,7 @@ func Build(a *agreement.Agreement) *Agreement {
 	// order, so the order is the agreement's preference.
 
 	for _, p := range a.Priorities {
-		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value), Origin: diag.Origin{Pos: p.Value.Pos, Path: p.Value.Path}})
+		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value), Preemptible: p.Preemptible.Value, Origin: diag.Origin{Pos: p.Value.Pos, Path: p.Value.Path}})
 	}
 	sort.Slice(out.Priorities, func(i, j int) bool {
 		pi, pj := out.Priorities[i], out.Priorities[j]
@@ -47,6 +47,7 @@ func Build(a *agreement.Agreement) *Agreement {
 		if t.Weight.IsSet() {
 			pt.Weight = t.Weight.Value
 		}
+		pt.Retiring = t.Retiring.Value
 		if t.VMs.IsSet() {
 			vms := t.VMs.Value
 			pt.VMs = &vms
@@ -66,6 +67,10 @@ func Build(a *agreement.Agreement) *Agreement {
 	}
 	sort.Slice(out.Teams, func(i, j int) bool { return out.Teams[i].Name < out.Teams[j].Name })
 
+	if a.Guardrails != nil {
+		out.Guardrails = buildGuardrails(a.Guardrails)
+	}
+	out.Monitoring = buildMonitoring(a.Monitoring)
 	if a.Topology != nil {
 		top := &Topology{Name: a.Name.Value}
 		for _, l := range a.Topology.Levels {

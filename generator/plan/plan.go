@@ -24,6 +24,8 @@ type Agreement struct {
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
 	Topology   *Topology  // nil without [topology]
+	Guardrails Guardrails
+	Monitoring *Monitoring // nil without [monitoring]
 }
 
 // Flavor is one kind of GPU and how many of it the cluster has.
@@ -46,9 +48,13 @@ type Toleration struct {
 
 // Priority is a named workload priority.
 type Priority struct {
-	Name   string
-	Value  int32
-	Origin diag.Origin
+	Name  string
+	Value int32
+	// Preemptible: work at this priority may borrow beyond its team's
+	// guarantee and may be preempted; false, it runs only within the
+	// guarantee and is never preempted (where the backend can say so).
+	Preemptible bool
+	Origin      diag.Origin
 }
 
 // Team is one party to the agreement.
@@ -59,6 +65,7 @@ type Team struct {
 	Weight     int64
 	VMs        *int64  // nil: no limit on KubeVirt VirtualMachines
 	Quotas     []Quota // one per flavor of the agreement, in flavor order
+	Retiring   bool    // its queues hold and drain: the first step of removing it
 	Origin     diag.Origin
 }
 

@@ -20,6 +20,16 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
+// Backend names the scheduler the manifests are for. Families of objects
+// beside a backend (the guardrails) render for one.
+type Backend string
+
+// The backends.
+const (
+	Kueue Backend = "kueue"
+	KAI   Backend = "kai"
+)
+
 // Renderer turns a plan into objects. Diagnostics it returns are located
 // through the plan's Origins; an error diagnostic stops the rendering.
 type Renderer interface {
@@ -102,15 +112,43 @@ func Meta(pool, team, name, namespace string) metav1.ObjectMeta {
 // it keeps the object read back equal to the object rendered.
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
 
-// Namespace returns a team's Namespace, with extra labels (a backend's).
-func Namespace(pool, team, name string, extra map[string]string) *corev1.Namespace {
+// Pod Security Admission's namespace labels.
+const (
+	PodSecurityEnforceLabel = "pod-security.kubernetes.io/enforce"
+	PodSecurityWarnLabel    = "pod-security.kubernetes.io/warn"
+	PodSecurityAuditLabel   = "pod-security.kubernetes.io/audit"
+)
+
+// ArgoSyncOptions is the annotation Argo CD reads per-resource sync options
+// from.
+const ArgoSyncOptions = "argocd.argoproj.io/sync-options"
+
+// Namespace returns a team's Namespace, with extra labels (a backend's). The
+// guardrails put their parts on it: Pod Security Admission levels, and the
+// Argo CD sync options that keep a removed team's Namespace, and every PVC,
+// Secret and Job in it, from being pruned by surprise.
+func Namespace(p *plan.Agreement, team, name string, extra map[string]string) *corev1.Namespace {
 	ns := &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: Meta(pool, team, name, ""),
+		ObjectMeta: Meta(p.Name, team, name, ""),
 	}
 	ns.Labels[NamespaceNameLabel] = name
 	for k, v := range extra {
 		ns.Labels[k] = v
+	}
+	g := p.Guardrails
+	if g.PodSecurity != "" {
+		ns.Labels[PodSecurityEnforceLabel] = g.PodSecurity
+	}
+	if g.PodSecurityAudit != "" {
+		ns.Labels[PodSecurityWarnLabel] = g.PodSecurityAudit
+		ns.Labels[PodSecurityAuditLabel] = g.PodSecurityAudit
+	}
+	switch g.NamespacePrune {
+	case plan.PruneNever:
+		ns.Annotations = map[string]string{ArgoSyncOptions: "Prune=false,Delete=false"}
+	case plan.PruneConfirm:
+		ns.Annotations = map[string]string{ArgoSyncOptions: "Prune=confirm"}
 	}
 	return ns
 }

@@ -68,6 +68,8 @@ func Validate(a *agreement.Agreement, rules ...Rule) diag.List {
 	v.priorities()
 	v.teams()
 	v.topology()
+	v.guardrails()
+	v.monitoring()
 	for _, rule := range rules {
 		rule(a, v.r)
 	}
@@ -246,7 +248,12 @@ func (v *validator) toleration(t *agreement.Toleration) {
 func (v *validator) priorities() {
 	for _, p := range v.a.Priorities {
 		if errs := validation.IsDNS1123Subdomain(p.Name); len(errs) > 0 {
-			v.errorf(field.ErrorTypeInvalid, p.Value.Pos, p.Value.Path, "%q is not a valid priority class name: %s", p.Name, strings.Join(errs, "; "))
+			// At the value, as ever; at the key when a table omits it.
+			pos, path := p.Value.Pos, p.Value.Path
+			if p.Value.State == agreement.Unset {
+				pos, path = p.Pos, p.Path
+			}
+			v.errorf(field.ErrorTypeInvalid, pos, path, "%q is not a valid priority class name: %s", p.Name, strings.Join(errs, "; "))
 		}
 		if p.Value.IsSet() && (p.Value.Value < math.MinInt32 || p.Value.Value > math.MaxInt32) {
 			v.errorf(field.ErrorTypeInvalid, p.Value.Pos, p.Value.Path, "%d is outside the 32-bit range Kubernetes priorities use (%d to %d)", p.Value.Value, math.MinInt32, math.MaxInt32)

@@ -314,6 +314,25 @@ High = 10
 `,
 			want: diag.List{errAt(6, 8, "priorities.High", field.ErrorTypeInvalid)},
 		},
+		"invalid priority names, written as tables": {
+			src: header + `[priorities]
+High = { value = 10, preemptible = false }
+[priorities.Low]
+value = 1
+[teams.a]
+`,
+			want: diag.List{
+				errAt(6, 18, "priorities.High.value", field.ErrorTypeInvalid),
+				errAt(8, 9, "priorities.Low.value", field.ErrorTypeInvalid),
+			},
+		},
+		"priority tables outside int32": {
+			src: header + `[priorities]
+above = { value = 2147483648, preemptible = false }
+[teams.a]
+`,
+			want: diag.List{errAt(6, 19, "priorities.above.value", field.ErrorTypeInvalid)},
+		},
 		"unknown flavor references": {
 			src: header + `[teams.a.flavors.h100]
 guaranteed = 8
@@ -729,5 +748,33 @@ func TestMessages(t *testing.T) {
 				t.Errorf("messages (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestGuardrailsProblems: the [guardrails] table's values are checked like
+// every other, at the value.
+func TestGuardrailsProblems(t *testing.T) {
+	src := header + `[teams.a]
+guaranteed = 8
+[guardrails]
+pod_security = "strict"
+namespace_prune = "sometimes"
+allow_ingress_from = ["monitoring", "Monitoring", "monitoring"]
+gpu_quota = "yes"
+`
+	_, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{})
+	var aerr *generator.AgreementError
+	if !errors.As(err, &aerr) {
+		t.Fatalf("want an AgreementError, got %v", err)
+	}
+	want := diag.List{
+		errAt(8, 16, "guardrails.pod_security", field.ErrorTypeNotSupported),
+		errAt(9, 19, "guardrails.namespace_prune", field.ErrorTypeNotSupported),
+		errAt(10, 37, "guardrails.allow_ingress_from[1]", field.ErrorTypeInvalid),
+		errAt(10, 51, "guardrails.allow_ingress_from[2]", field.ErrorTypeDuplicate),
+		errAt(11, 13, "guardrails.gpu_quota", field.ErrorTypeTypeInvalid),
+	}
+	if diff := cmp.Diff(want, aerr.Diagnostics, diagtest.Opts); diff != "" {
+		t.Errorf("diagnostics (-want,+got):\n%s", diff)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -49,11 +50,15 @@ const (
 )
 
 var (
-	cqGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
-	lqGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
-	wlGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
-	vmGVR       = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
-	pruneKinds  = []schema.GroupVersionResource{cqGVR, lqGVR, kueueRes("cohorts"), kueueRes("resourceflavors"), kueueRes("workloadpriorityclasses"), kueueRes("topologies"), {Version: "v1", Resource: "resourcequotas"}}
+	cqGVR         = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	lqGVR         = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
+	wlGVR         = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
+	vmGVR         = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	vapGVR        = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+	vapBindingGVR = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
+	pruneKinds    = []schema.GroupVersionResource{cqGVR, lqGVR, kueueRes("cohorts"), kueueRes("resourceflavors"), kueueRes("workloadpriorityclasses"), kueueRes("topologies"), {Version: "v1", Resource: "resourcequotas"},
+		// The guardrails: an agreement that turns a part off loses its objects.
+		vapGVR, vapBindingGVR, {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}}
 	deleteInBkg = metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 )
 
@@ -70,6 +75,10 @@ func ctxFor(t *testing.T) context.Context {
 // render runs `tenancy render` with args and parses its YAML stream.
 func render(t *testing.T, args ...string) []*unstructuredObj {
 	t.Helper()
+	if kueueAPI != "" && !slices.Contains(args, "--kueue-api") && !slices.Contains(args, "--backend") {
+		// A run of the version matrix renders for its Kueue's API.
+		args = append([]string{"--kueue-api", kueueAPI}, args...)
+	}
 	cmd := exec.Command(env.tenancy, append([]string{"render"}, args...)...)
 	cmd.Dir = env.repoRoot
 	var stdout, stderr bytes.Buffer
@@ -336,6 +345,8 @@ type job struct {
 	gpus            int64
 	resource        corev1.ResourceName // defaults to nvidia.com/gpu
 	priority        string              // WorkloadPriorityClass, optional
+	// podAnnotations go on the pod template, e.g. Kueue's topology request.
+	podAnnotations map[string]string
 }
 
 // submit creates the Job and returns its UID.
@@ -360,7 +371,7 @@ func submit(t *testing.T, j job) *batchv1.Job {
 			Suspend:     ptr.To(true),
 			Parallelism: ptr.To(j.pods),
 			Completions: ptr.To(j.pods),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: j.podAnnotations}, Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{
 					Name:      "work",

@@ -5,9 +5,12 @@
 // the agreement changes the quotas live.
 //
 // TestMain builds (or reuses from the cache) etcd, kube-apiserver,
-// kube-controller-manager and Kueue, starts them on 127.0.0.1 in a
-// temporary directory, runs the checks one after another against that one
-// control plane, prints a report, and stops everything.
+// kube-controller-manager, kube-scheduler, KWOK and Kueue, starts them on
+// 127.0.0.1 in a temporary directory, runs the checks one after another
+// against that one control plane, prints a report, and stops everything.
+// Meanwhile the core checks run against the other Kueue versions of the
+// matrix (versions_test.go), each in a child run of this test binary with a
+// control plane of its own.
 package e2e
 
 import (
@@ -109,20 +112,46 @@ func setUp(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("control-plane binaries: %w", err)
 	}
+
+	// A run for one Kueue of the version matrix (a child of the main run)
+	// swaps in that Kueue; the main run builds the matrix's Kueues first,
+	// so its children find them cached.
+	matrixRun := os.Getenv(envKueueTools) != ""
+	if matrixRun {
+		k, err := binaries.EnsureComponent(ctx, filepath.Join(wd, "tools"), cache, binaries.KueueIn(os.Getenv(envKueueTools)), os.Stderr)
+		if err != nil {
+			return err
+		}
+		bins.Paths["kueue"], bins.KueueDir, bins.Versions["kueue"] = k.Path, k.ModuleDir, k.Version
+	} else if matrixWanted() {
+		if err := ensureMatrix(ctx, filepath.Join(wd, "tools"), cache); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(os.Stderr, "e2e: binaries ready in %s (%s): %s\n", time.Since(t0).Round(time.Millisecond), cache, versions(bins))
 
-	env.tenancy = filepath.Join(dir, "tenancy")
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
-	build.Dir = env.repoRoot
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build tenancy: %w\n%s", err, out)
+	if env.tenancy = os.Getenv(envTenancy); env.tenancy == "" {
+		env.tenancy = filepath.Join(dir, "tenancy")
+		build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
+		build.Dir = env.repoRoot
+		build.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build tenancy: %w\n%s", err, out)
+		}
+	}
+	if !matrixRun {
+		// The other Kueue versions run their core checks in child
+		// processes, each with its own control plane, while this run
+		// goes on: most of a check is waiting for Kueue.
+		startMatrix(ctx, dir)
 	}
 
 	crds := []*unstructuredObj{virtualMachineCRD()}
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		Binaries:  bins.Paths,
 		KueueDir:  bins.KueueDir,
+		KwokDir:   bins.KwokDir,
+		Nodes:     !matrixRun,
 		Dir:       dir,
 		ExtraCRDs: crds,
 		Log:       os.Stderr,
@@ -178,13 +207,18 @@ func begin(t *testing.T) {
 			}
 			t.Logf("end of the component logs:%s", env.cp.LogTails(1500))
 		}
-		reportMu.Lock()
-		report = append(report, record{t.Name(), result, time.Since(start)})
-		reportMu.Unlock()
+		recordResult(t.Name(), result, time.Since(start))
 	})
 	if env.startErr != nil {
 		t.Fatalf("control plane not running: %v", env.startErr)
 	}
+}
+
+// recordResult adds one line to the closing report.
+func recordResult(name, result string, d time.Duration) {
+	reportMu.Lock()
+	report = append(report, record{name, result, d})
+	reportMu.Unlock()
 }
 
 func printReport(total time.Duration, mem map[string]int) {

@@ -18,6 +18,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/render/guard"
 )
 
 // Jobs request cpu and memory next to GPUs, and Kueue refuses a Workload that
@@ -97,7 +98,7 @@ func typedObjects(p *plan.Agreement) []runtime.Object {
 	objs := make([]runtime.Object, 0, n)
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
-			objs = append(objs, render.Namespace(p.Name, t.Name, ns, nil))
+			objs = append(objs, render.Namespace(p, t.Name, ns, nil))
 		}
 	}
 	for _, pr := range p.Priorities {
@@ -113,7 +114,10 @@ func typedObjects(p *plan.Agreement) []runtime.Object {
 	for _, t := range p.Teams {
 		objs = append(objs, clusterQueue(p, t))
 		for _, ns := range t.Namespaces {
-			objs = append(objs, localQueue(p, t, ns))
+			objs = append(objs, localQueue(p, t, t.Name, ns))
+			if p.Guardrails.DefaultQueue {
+				objs = append(objs, localQueue(p, t, guard.DefaultQueueName, ns))
+			}
 			if t.VMs != nil {
 				objs = append(objs, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
 			}
@@ -217,7 +221,6 @@ func clusterQueue(p *plan.Agreement, t plan.Team) *kueue.ClusterQueue {
 		reclaim = kueue.PreemptionPolicyNever
 	}
 	queueing := kueue.BestEffortFIFO
-	stop := kueue.None
 	weight := quantity(t.Weight)
 	cq := &kueue.ClusterQueue{
 		TypeMeta:   typeMeta("ClusterQueue"),
@@ -239,19 +242,29 @@ func clusterQueue(p *plan.Agreement, t plan.Team) *kueue.ClusterQueue {
 				BorrowWithinCohort:  &kueue.BorrowWithinCohort{Policy: kueue.BorrowWithinCohortPolicyNever},
 				WithinClusterQueue:  kueue.PreemptionPolicyLowerPriority,
 			},
-			StopPolicy:  &stop,
+			StopPolicy:  stopPolicy(t),
 			FairSharing: &kueue.FairSharing{Weight: weight},
 		},
 	}
 	return cq
 }
 
-func localQueue(p *plan.Agreement, t plan.Team, ns string) *kueue.LocalQueue {
+// stopPolicy is None, or HoldAndDrain for a retiring team: its queues admit
+// nothing new and evict what runs, so that removing the team later deletes
+// nothing in use (Kueue's resource-in-use finalizer would hold it anyway).
+func stopPolicy(t plan.Team) *kueue.StopPolicy {
 	stop := kueue.None
+	if t.Retiring {
+		stop = kueue.HoldAndDrain
+	}
+	return &stop
+}
+
+func localQueue(p *plan.Agreement, t plan.Team, name, ns string) *kueue.LocalQueue {
 	lq := &kueue.LocalQueue{
 		TypeMeta:   typeMeta("LocalQueue"),
-		ObjectMeta: meta(p, t.Name, t.Name, ns),
-		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.Name), StopPolicy: &stop},
+		ObjectMeta: meta(p, t.Name, name, ns),
+		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.Name), StopPolicy: stopPolicy(t)},
 	}
 	return lq
 }

@@ -3,6 +3,7 @@ package cmpsuite
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -90,17 +91,17 @@ func (s *suite) testGenerate(t *testing.T) {
 		"no plugin section, cluster with Kueue v1beta2": {
 			app:             application{apiVersions: clusterV1beta2},
 			renderArgs:      []string{"--backend", "kueue", "--kueue-api", "v1beta2"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta2", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta2"),
 		},
 		"no parameters, cluster with only Kueue v1beta1": {
 			app:             application{plugin: &Plugin{Name: "tenancy"}, apiVersions: clusterV1beta1},
 			renderArgs:      []string{"--kueue-api", "v1beta1"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta1", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta1"),
 		},
 		"no parameters, cluster without Kueue": {
 			app:             application{plugin: &Plugin{}, apiVersions: clusterBare},
 			renderArgs:      []string{"--kueue-api", "v1beta2"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta2", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta2"),
 		},
 		"parameter backend kai": {
 			app: application{plugin: &Plugin{Parameters: []Parameter{
@@ -114,7 +115,7 @@ func (s *suite) testGenerate(t *testing.T) {
 				{Name: "kueueAPI", String: str("v1beta1")},
 			}}, apiVersions: clusterV1beta2},
 			renderArgs:      []string{"--kueue-api", "v1beta1"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta1", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta1"),
 		},
 		"plugin.env backend kai": {
 			app: application{plugin: &Plugin{Env: []EnvEntry{
@@ -128,7 +129,7 @@ func (s *suite) testGenerate(t *testing.T) {
 				{Name: "TENANCY_KUEUE_API", Value: "v1beta2"},
 			}}, apiVersions: clusterV1beta1},
 			renderArgs:      []string{"--kueue-api", "v1beta2"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta2", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta2"),
 		},
 		"parameter over plugin.env": {
 			app: application{plugin: &Plugin{
@@ -136,7 +137,7 @@ func (s *suite) testGenerate(t *testing.T) {
 				Parameters: []Parameter{{Name: "backend", String: str("kueue")}},
 			}, apiVersions: clusterV1beta1},
 			renderArgs:      []string{"--backend", "kueue", "--kueue-api", "v1beta1"},
-			wantAPIVersions: []string{"kueue.x-k8s.io/v1beta1", "v1"},
+			wantAPIVersions: withGuardrails("kueue.x-k8s.io/v1beta1"),
 		},
 		"parameter named without a value leaves plugin.env in charge": {
 			app: application{plugin: &Plugin{
@@ -170,7 +171,16 @@ func (s *suite) testGenerate(t *testing.T) {
 }
 
 // apiVersionsKAI are the apiVersions of the reference agreement for KAI.
-var apiVersionsKAI = []string{"scheduling.k8s.io/v1", "scheduling.run.ai/v2", "v1"}
+var apiVersionsKAI = withGuardrails("scheduling.k8s.io/v1", "scheduling.run.ai/v2")
+
+// withGuardrails returns the sorted apiVersions of a reference render whose
+// scheduler objects have the given ones: the guardrails add admission
+// policies and NetworkPolicies, and Namespaces and quotas are v1.
+func withGuardrails(scheduler ...string) []string {
+	out := append([]string{"admissionregistration.k8s.io/v1", "networking.k8s.io/v1", "v1"}, scheduler...)
+	sort.Strings(out)
+	return out
+}
 
 func (s *suite) testGenerateFailsClosed(t *testing.T) {
 	agreement := s.referenceAgreement(t)

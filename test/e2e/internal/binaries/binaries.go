@@ -1,7 +1,7 @@
 // Package binaries builds the control-plane programs the end-to-end suite
-// runs (etcd, kube-apiserver, kube-controller-manager, Kueue) from the Go
-// module proxy, and keeps them in a cache directory keyed by version so that
-// a rerun reuses them.
+// runs (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Kueue,
+// KWOK) from the Go module proxy, and keeps them in a cache directory keyed
+// by version so that a rerun reuses them.
 //
 // Each component has its own tools module under test/e2e/tools: the versions
 // live in those go.mod files and nowhere else. A binary is reused when the
@@ -47,7 +47,9 @@ var Components = []Component{
 	{Name: "etcd", ToolsDir: "etcd", Module: "go.etcd.io/etcd/server/v3", Package: "go.etcd.io/etcd/server/v3"},
 	{Name: "kube-apiserver", ToolsDir: "kubernetes", Module: "k8s.io/kubernetes", Package: "k8s.io/kubernetes/cmd/kube-apiserver", StampVersion: true},
 	{Name: "kube-controller-manager", ToolsDir: "kubernetes", Module: "k8s.io/kubernetes", Package: "k8s.io/kubernetes/cmd/kube-controller-manager", StampVersion: true},
+	{Name: "kube-scheduler", ToolsDir: "kubernetes", Module: "k8s.io/kubernetes", Package: "k8s.io/kubernetes/cmd/kube-scheduler", StampVersion: true},
 	{Name: "kueue", ToolsDir: "kueue", Module: "sigs.k8s.io/kueue", Package: "sigs.k8s.io/kueue/cmd/kueue"},
+	{Name: "kwok", ToolsDir: "kwok", Module: "sigs.k8s.io/kwok", Package: "sigs.k8s.io/kwok/cmd/kwok"},
 }
 
 // Set holds the paths of the built binaries and the source directories the
@@ -60,6 +62,9 @@ type Set struct {
 	// KueueDir is the module cache directory of sigs.k8s.io/kueue, which
 	// holds config/components (CRDs and webhook configurations).
 	KueueDir string
+	// KwokDir is the module cache directory of sigs.k8s.io/kwok, which holds
+	// the default node and pod Stages under kustomize/stage.
+	KwokDir string
 	// Built lists the components that had to be built in this call.
 	Built []string
 }
@@ -99,8 +104,11 @@ func Ensure(ctx context.Context, toolsRoot, cacheDir string, log io.Writer) (*Se
 			}
 			mods[key] = info
 		}
-		if c.Module == "sigs.k8s.io/kueue" {
+		switch c.Module {
+		case "sigs.k8s.io/kueue":
 			set.KueueDir = info.Dir
+		case "sigs.k8s.io/kwok":
+			set.KwokDir = info.Dir
 		}
 		path, built, err := ensureOne(ctx, c, dir, info.Version, cacheDir, log)
 		if err != nil {
@@ -116,6 +124,14 @@ func Ensure(ctx context.Context, toolsRoot, cacheDir string, log io.Writer) (*Se
 		return nil, errors.New("no tools module provides sigs.k8s.io/kueue")
 	}
 	return set, nil
+}
+
+// KueueIn is the Kueue of another tools module, for the version matrix:
+// each Kueue version has a tools module of its own, since one go.mod pins
+// one version, and the cache keys binaries by version, so they do not
+// collide. Build it with EnsureComponent.
+func KueueIn(toolsDir string) Component {
+	return Component{Name: "kueue", ToolsDir: toolsDir, Module: "sigs.k8s.io/kueue", Package: "sigs.k8s.io/kueue/cmd/kueue"}
 }
 
 type moduleInfo struct {

@@ -5,7 +5,9 @@
 // loopback ports.
 //
 // Kueue admits workloads by quota alone, so no kubelet or scheduler is needed
-// to watch it admit, borrow, preempt and reclaim.
+// to watch it admit, borrow, preempt and reclaim. With Options.Nodes the
+// real kube-scheduler runs too, and KWOK simulates the Nodes' kubelets, so
+// Pods are bound to (simulated) Nodes and run there.
 package controlplane
 
 import (
@@ -44,6 +46,13 @@ type Options struct {
 	ExtraCRDs []*unstructured.Unstructured
 	// Log receives progress lines.
 	Log io.Writer
+	// Nodes starts kube-scheduler and KWOK (Binaries "kube-scheduler" and
+	// "kwok") after the controllers, so Pods land on the Nodes a check
+	// creates with KwokNodeAnnotation.
+	Nodes bool
+	// KwokDir is the sigs.k8s.io/kwok module directory (for its Stages);
+	// needed with Nodes.
+	KwokDir string
 }
 
 // ControlPlane is a running control plane.
@@ -85,7 +94,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kueue"} {
+	needed := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kueue"}
+	if opts.Nodes {
+		needed = append(needed, "kube-scheduler", "kwok")
+	}
+	for _, name := range needed {
 		if opts.Binaries[name] == "" {
 			return nil, fmt.Errorf("no binary for %s", name)
 		}
@@ -99,11 +112,12 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		}
 	}()
 
-	ports, err := freePorts(6)
+	ports, err := freePorts(8)
 	if err != nil {
 		return nil, err
 	}
 	etcdClient, etcdPeer, apiPort, webhookPort, kueueHealth, kcmPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	schedPort, kwokPort := ports[6], ports[7]
 
 	pk, err := writePKI(filepath.Join(opts.Dir, "pki"))
 	if err != nil {
@@ -149,6 +163,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		// kubernetes Service; the reconciler would fail forever.
 		"--endpoint-reconciler-type=none",
 		"--authorization-mode=RBAC",
+		// As kubeadm and kind run it: privileged pods are the cluster's
+		// to allow, and Pod Security Admission decides per namespace.
+		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--v=1",
@@ -238,17 +255,30 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	// kube-controller-manager, after every CRD is in place: its garbage
 	// collector then watches Workloads from the start, so deleting a Job
 	// promptly deletes its Workload and frees the quota.
-	if err := cp.start(opts, "kube-controller-manager", []string{
+	controllers := []string{
+		"job-controller",
+		"garbage-collector-controller",
+		"namespace-controller",
+		"resourcequota-controller",
+		"serviceaccount-controller",
+		// Type-checks ValidatingAdmissionPolicies against the matched
+		// kinds' schemas and reports it in their status.
+		"validatingadmissionpolicy-status-controller",
+	}
+	var nodeFlags []string
+	if opts.Nodes {
+		// The API server's TaintNodesByCondition admission taints every
+		// new Node not-ready; the node lifecycle controller lifts the taint
+		// once KWOK reports the Node Ready, as in a cluster. Checked every
+		// second rather than every 5 s, so a new Node is usable at once.
+		controllers = append(controllers, "node-lifecycle-controller")
+		nodeFlags = []string{"--node-monitor-period=1s"}
+	}
+	if err := cp.start(opts, "kube-controller-manager", append([]string{
 		"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig,
 		"--authorization-kubeconfig=" + cp.Kubeconfig,
-		"--controllers=" + strings.Join([]string{
-			"job-controller",
-			"garbage-collector-controller",
-			"namespace-controller",
-			"resourcequota-controller",
-			"serviceaccount-controller",
-		}, ","),
+		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", kcmPort),
@@ -256,7 +286,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--root-ca-file=" + pk.CACert,
 		"--use-service-account-credentials=false",
 		"--v=1",
-	}, nil); err != nil {
+	}, nodeFlags...), nil); err != nil {
 		return nil, err
 	}
 	kcmTLS := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed loopback health endpoint
@@ -270,6 +300,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return err == nil, nil
 	}); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager did not create the default ServiceAccount: %w", err)
+	}
+	if opts.Nodes {
+		if err := cp.startNodes(ctx, opts, schedPort, kwokPort); err != nil {
+			return nil, err
+		}
 	}
 
 	cp.StartupTime = time.Since(began)
