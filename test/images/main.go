@@ -76,17 +76,22 @@ func BuildBinary(root, out string) error {
 	return nil
 }
 
-// layer is a tar of the image's files: the binary, and the working
-// directory the kustomize function's mount lands in.
+// layer is a tar of the image's files: the binary, the working directory
+// the kustomize function's mount lands in, and /tmp, where the sidecar
+// mounts its own emptyDir (distroless has it too).
 func layer(binary []byte, s Spec) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	dirs := []string{"usr/", "usr/local/", "usr/local/bin/"}
+	dirs := []string{"tmp/", "usr/", "usr/local/", "usr/local/bin/"}
 	if s.WorkingDir != "" {
 		dirs = append(dirs, s.WorkingDir[1:]+"/")
 	}
 	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: epoch}); err != nil {
+		mode := int64(0o755)
+		if d == "tmp/" {
+			mode = 0o1777
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: mode, ModTime: epoch}); err != nil {
 			return nil, err
 		}
 	}

@@ -151,6 +151,14 @@ func setUp(ctx context.Context, dir string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build tenancy: %w\n%s", err, out)
 	}
+	// What the sidecar runs is the plugin image: its binary, from its
+	// filesystem, as its user, read-only. TENANCY_ARGOCD_IMAGE=off keeps the
+	// host binary (for a machine without bwrap).
+	if os.Getenv("TENANCY_ARGOCD_IMAGE") != "off" {
+		if err := installPluginImage(ctx, dir, binDir); err != nil {
+			return err
+		}
+	}
 
 	crds, err := extraCRDs(env.argocd.ModuleDir, env.repoRoot)
 	if err != nil {
