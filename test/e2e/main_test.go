@@ -23,12 +23,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 )
 
@@ -175,67 +175,30 @@ func versions(s *binaries.Set) string {
 	return strings.Join(parts, ", ")
 }
 
-// record is one check's outcome for the closing report.
-type record struct {
-	name     string
-	result   string
-	duration time.Duration
-}
+// report holds every check's outcome for the closing report.
+var report checkreport.Report
 
-var (
-	reportMu sync.Mutex
-	report   []record
-)
-
-// begin starts a check: it skips when the control plane did not come up
-// (failing, so set-up errors are not hidden), and records the outcome and
-// time for the report.
+// begin starts a check (see checkreport.Report.Begin).
 func begin(t *testing.T) {
 	t.Helper()
-	start := time.Now()
-	t.Cleanup(func() {
-		result := "PASS"
-		switch {
-		case t.Failed():
-			result = "FAIL"
-		case t.Skipped():
-			result = "SKIP"
-		}
-		if t.Failed() && env.cp != nil {
-			if gone := env.cp.Exited(); len(gone) > 0 {
-				t.Logf("components that exited: %v", gone)
-			}
-			t.Logf("end of the component logs:%s", env.cp.LogTails(1500))
-		}
-		recordResult(t.Name(), result, time.Since(start))
-	})
-	if env.startErr != nil {
-		t.Fatalf("control plane not running: %v", env.startErr)
-	}
+	report.Begin(t, env.cp, env.startErr, 1500)
 }
 
 // recordResult adds one line to the closing report.
-func recordResult(name, result string, d time.Duration) {
-	reportMu.Lock()
-	report = append(report, record{name, result, d})
-	reportMu.Unlock()
-}
+func recordResult(name, result string, d time.Duration) { report.Add(name, result, d) }
 
 func printReport(total time.Duration, mem map[string]int) {
-	reportMu.Lock()
-	defer reportMu.Unlock()
-	if len(report) == 0 {
+	records, counts := report.Records()
+	if len(records) == 0 {
 		return
 	}
-	counts := map[string]int{}
 	fmt.Println()
 	fmt.Println("tenancy e2e report")
 	if env.cp != nil {
 		fmt.Printf("  control plane start-up: %s\n", env.cp.StartupTime.Round(time.Millisecond))
 	}
-	for _, r := range report {
-		counts[r.result]++
-		fmt.Printf("  %-4s  %-48s %8s\n", r.result, r.name, r.duration.Round(10*time.Millisecond))
+	for _, r := range records {
+		fmt.Printf("  %-4s  %-48s %8s\n", r.Result, r.Name, r.Duration.Round(10*time.Millisecond))
 	}
 	if len(mem) > 0 {
 		var parts []string

@@ -26,12 +26,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 )
 
@@ -185,50 +185,18 @@ func setUp(ctx context.Context, dir string) error {
 	return nil
 }
 
-// record is one check's outcome for the closing report.
-type record struct {
-	name     string
-	result   string
-	duration time.Duration
-}
+// report holds every check's outcome for the closing report.
+var report checkreport.Report
 
-var (
-	reportMu sync.Mutex
-	report   []record
-)
-
-// begin starts a check: it fails when set-up failed, and records the
-// outcome, the time and, on failure, the end of every component's log.
+// begin starts a check (see checkreport.Report.Begin).
 func begin(t *testing.T) {
 	t.Helper()
-	start := time.Now()
-	t.Cleanup(func() {
-		result := "PASS"
-		switch {
-		case t.Failed():
-			result = "FAIL"
-		case t.Skipped():
-			result = "SKIP"
-		}
-		if t.Failed() && env.cp != nil {
-			if gone := env.cp.Exited(); len(gone) > 0 {
-				t.Logf("components that exited: %v", gone)
-			}
-			t.Logf("end of the component logs:%s", env.cp.LogTails(2500))
-		}
-		reportMu.Lock()
-		report = append(report, record{t.Name(), result, time.Since(start)})
-		reportMu.Unlock()
-	})
-	if env.startErr != nil {
-		t.Fatalf("set-up failed: %v", env.startErr)
-	}
+	report.Begin(t, env.cp, env.startErr, 2500)
 }
 
 func printReport(total time.Duration) {
-	reportMu.Lock()
-	defer reportMu.Unlock()
-	if len(report) == 0 {
+	records, counts := report.Records()
+	if len(records) == 0 {
 		return
 	}
 	fmt.Println()
@@ -236,10 +204,8 @@ func printReport(total time.Duration) {
 	if env.argocd != nil {
 		fmt.Printf("  argo cd %s, start-up (binaries, control plane, argo cd): %s\n", env.argocd.Version, env.startup.Round(time.Millisecond))
 	}
-	counts := map[string]int{}
-	for _, r := range report {
-		fmt.Printf("  %-4s %-45s %s\n", r.result, r.name, r.duration.Round(time.Millisecond))
-		counts[r.result]++
+	for _, r := range records {
+		fmt.Printf("  %-4s %-45s %s\n", r.Result, r.Name, r.Duration.Round(time.Millisecond))
 	}
 	if env.cp != nil {
 		mem := env.cp.MemoryMiB()
