@@ -24,9 +24,11 @@ import (
 const defaultName = "tenancy.toml"
 
 // backend is what one backend renders: the validation rules its renderers
-// need, run with the agreement's own, and the renderers themselves (the
-// scheduler's objects; later families such as guardrails or monitoring
-// join the list), each with the same contract.
+// need, run with the agreement's own, and the renderers themselves, each
+// with the same contract: the scheduler's objects, the guardrails for that
+// scheduler, and the monitoring rules and dashboard (which render nothing
+// unless [monitoring] enables them). A later family (departments) is one
+// more entry.
 type backend struct {
 	rules     []validate.Rule
 	renderers []render.Renderer
