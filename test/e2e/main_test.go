@@ -19,11 +19,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,52 +44,24 @@ var keep = flag.Bool("keep", false, "keep the temporary directory (state and log
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	began := time.Now()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "tenancy-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	code := 1
-	defer func() {
-		if code == 0 && !*keep {
-			os.RemoveAll(dir)
-		} else {
-			fmt.Fprintf(os.Stderr, "e2e: state and component logs kept in %s\n", dir)
-		}
-	}()
-
-	env.startErr = setUp(ctx, dir)
-	if env.cp != nil {
-		// Stop runs even when a check fails or panics inside m.Run (the
-		// testing package recovers panics in tests and still returns);
-		// Pdeathsig covers the test binary being killed.
-		defer env.cp.Stop()
-		// A signal stops the control plane at once instead of waiting for
-		// the running check to notice.
-		go func() {
-			<-ctx.Done()
-			env.cp.Stop()
-		}()
-	}
-	if env.startErr != nil {
-		fmt.Fprintln(os.Stderr, "e2e: set-up failed:", env.startErr)
-	}
-
-	code = m.Run()
-	var mem map[string]int
-	if env.cp != nil {
-		mem = env.cp.MemoryMiB()
-	}
-	printReport(time.Since(began), mem)
-	return code
+	os.Exit(checkreport.Main(m, checkreport.Suite{
+		Name: "e2e",
+		Keep: *keep,
+		SetUp: func(ctx context.Context, dir string) (func(), error) {
+			env.startErr = setUp(ctx, dir)
+			if env.cp == nil {
+				return nil, env.startErr
+			}
+			return env.cp.Stop, env.startErr
+		},
+		Report: func(total time.Duration) {
+			var mem map[string]int
+			if env.cp != nil {
+				mem = env.cp.MemoryMiB()
+			}
+			printReport(total, mem)
+		},
+	}))
 }
 
 // setUp builds or reuses the binaries, builds tenancy, and starts the

@@ -1,7 +1,5 @@
 package guard
 
-import "github.com/tenancy-dev/tenancy/generator/render"
-
 // family is a group of workload kinds whose pod templates sit at the same
 // place, so one policy's CEL fits all of them and type-checks against each.
 type family struct {
@@ -18,11 +16,14 @@ type family struct {
 
 type gvr struct{ group, version, resource string }
 
-// kueueFamilies are the workload kinds Kueue integrates with that GPU teams
-// use (Kueue's jobframework integrations). A policy naming a resource whose
+// families are the workload kinds Kueue integrates with that GPU teams use
+// (Kueue's jobframework integrations), for both backends: KAI groups pods by
+// their top owner and reads the queue from its labels
+// (pkg/podgrouper/podgrouper/plugins/defaultgrouper, CalcPodGroupQueue), so
+// the same kinds are checked for KAI's label. A policy naming a resource whose
 // CRD is not installed is accepted by the API server and never matches, so
 // every family is rendered whatever the cluster runs.
-var kueueFamilies = []family{
+var families = []family{
 	{
 		name:      "pods",
 		resources: []gvr{{"", "v1", "pods"}},
@@ -89,9 +90,3 @@ func rayPods(spec string) string {
 	return "[" + spec + ".headGroupSpec.template.spec] + (has(" + spec + ".workerGroupSpecs) ? " +
 		spec + ".workerGroupSpecs.map(w, w.template.spec) : [])"
 }
-
-// families returns the kinds a backend's policies cover. KAI groups pods by
-// their top owner and reads the queue from its labels
-// (pkg/podgrouper/podgrouper/plugins/defaultgrouper, CalcPodGroupQueue), so
-// the same kinds are checked for the same label.
-func families(b render.Backend) []family { return kueueFamilies }

@@ -50,7 +50,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	g := p.Guardrails
 	var typed []any
 	if g.QueueAdmission {
-		for _, f := range families(r.Backend) {
+		for _, f := range families {
 			typed = append(typed, policy(p, r.Backend, f), binding(p, f))
 		}
 	}

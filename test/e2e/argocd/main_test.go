@@ -22,11 +22,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,46 +49,25 @@ var keep = flag.Bool("keep", false, "keep the temporary directory (state and log
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	began := time.Now()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "tenancy-e2e-argocd-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e/argocd:", err)
-		return 1
-	}
-	code := 1
-	defer func() {
-		if code == 0 && !*keep {
-			os.RemoveAll(dir)
-		} else {
-			fmt.Fprintf(os.Stderr, "e2e/argocd: state and component logs kept in %s\n", dir)
-		}
-	}()
-
-	env.startErr = setUp(ctx, dir)
-	env.startup = time.Since(began)
-	if env.cp != nil {
-		defer env.cp.Stop()
-		go func() {
-			<-ctx.Done()
-			env.cp.Stop()
-		}()
-	}
-	if env.repo != nil {
-		defer env.repo.close()
-	}
-	if env.startErr != nil {
-		fmt.Fprintln(os.Stderr, "e2e/argocd: set-up failed:", env.startErr)
-	}
-	code = m.Run()
-	printReport(time.Since(began))
-	return code
+	os.Exit(checkreport.Main(m, checkreport.Suite{
+		Name: "e2e/argocd",
+		Keep: *keep,
+		SetUp: func(ctx context.Context, dir string) (func(), error) {
+			began := time.Now()
+			env.startErr = setUp(ctx, dir)
+			env.startup = time.Since(began)
+			stop := func() {
+				if env.cp != nil {
+					env.cp.Stop()
+				}
+				if env.repo != nil {
+					env.repo.close()
+				}
+			}
+			return stop, env.startErr
+		},
+		Report: printReport,
+	}))
 }
 
 // setUp builds or reuses every binary, starts the control plane with Argo

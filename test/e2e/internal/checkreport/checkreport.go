@@ -1,10 +1,18 @@
-// Package checkreport keeps the outcome and time of each end-to-end check,
-// for the report a suite prints when it ends, and shows the components' logs
-// when a check fails. The control-plane suite and the Argo CD loop share it.
+// Package checkreport is what the end-to-end suites share around their
+// checks: TestMain's skeleton (a temporary directory kept on failure, set-up,
+// stop on interrupt, the closing report), and each check's outcome and time,
+// with the components' logs when it fails. The control-plane suite and the
+// Argo CD loop use it.
 package checkreport
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,4 +77,62 @@ func (r *Report) Begin(t *testing.T, cp *controlplane.ControlPlane, setupErr err
 	if setupErr != nil {
 		t.Fatalf("set-up failed: %v", setupErr)
 	}
+}
+
+// Suite is what a suite's TestMain runs around its checks.
+type Suite struct {
+	// Name prefixes messages and names the temporary directory.
+	Name string
+	// Keep keeps the temporary directory (state and logs) after a passing
+	// run; a failing run always keeps it.
+	Keep bool
+	// SetUp starts what the checks need, in dir. stop, when not nil, stops
+	// it: after the checks, or at once on an interrupt. A set-up error does
+	// not stop the run: every check then fails with it (Report.Begin).
+	SetUp func(ctx context.Context, dir string) (stop func(), err error)
+	// Report prints the closing report; total includes the set-up.
+	Report func(total time.Duration)
+}
+
+// Main runs a suite's checks and returns the exit code for os.Exit.
+func Main(m *testing.M, s Suite) int {
+	began := time.Now()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "tenancy-"+strings.ReplaceAll(s.Name, "/", "-")+"-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", s.Name, err)
+		return 1
+	}
+	code := 1
+	defer func() {
+		if code == 0 && !s.Keep {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: state and component logs kept in %s\n", s.Name, dir)
+		}
+	}()
+
+	stop, err := s.SetUp(ctx, dir)
+	if stop != nil {
+		var once sync.Once
+		stopOnce := func() { once.Do(stop) }
+		// Stop runs even when a check fails or panics inside m.Run (the
+		// testing package recovers panics in tests and still returns);
+		// Pdeathsig covers the test binary being killed.
+		defer stopOnce()
+		// A signal stops everything at once instead of waiting for the
+		// running check to notice.
+		go func() {
+			<-ctx.Done()
+			stopOnce()
+		}()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: set-up failed: %v\n", s.Name, err)
+	}
+	code = m.Run()
+	s.Report(time.Since(began))
+	return code
 }
