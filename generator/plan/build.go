@@ -3,25 +3,32 @@ package plan
 import (
 	"sort"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
-// Build normalizes a validated agreement (whose defaults decoding applied):
+// Build normalizes a decoded agreement (whose defaults decoding applied):
 // every team given a quota for every flavor, the policies' defaults filled,
 // and all lists sorted so renderings do not depend on the order of the file.
+// It also plans an agreement that failed validation, so the families' checks
+// report in the same run as the agreement's own rules; a value that failed
+// to decode is its zero value there, and such a plan is never rendered.
 func Build(a *agreement.Agreement) *Agreement {
-	out := &Agreement{File: a.File, Name: a.Name.Value}
+	out := &Agreement{File: a.File, Name: a.Name.Value, NameOrigin: origin(a.Name.Pos, a.Name.Path)}
 	for _, f := range a.Flavors {
-		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: diag.Origin{Pos: f.Pos, Path: f.Path}}
+		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: origin(f.Pos, f.Path),
+			ResourceOrigin: origin(f.Resource.Pos, f.Resource.Path), CapacityOrigin: origin(f.Capacity.Pos, f.Capacity.Path)}
 		if len(f.NodeLabels) > 0 {
 			pf.NodeLabels = map[string]string{}
 			for _, l := range f.NodeLabels {
 				pf.NodeLabels[l.Key] = l.Value.Value
+				pf.NodeLabelOrigins = append(pf.NodeLabelOrigins, origin(l.Value.Pos, l.Value.Path))
 			}
 		}
 		for _, t := range f.Tolerations {
-			pf.Tolerations = append(pf.Tolerations, Toleration{Key: t.Key.Value, Operator: t.Operator.Value, Value: t.Value.Value, Effect: t.Effect.Value})
+			pf.Tolerations = append(pf.Tolerations, Toleration{Key: t.Key.Value, Operator: t.Operator.Value, Value: t.Value.Value, Effect: t.Effect.Value, Origin: origin(t.Pos, t.Path)})
 		}
 		out.Flavors = append(out.Flavors, pf)
 	}
@@ -29,7 +36,12 @@ func Build(a *agreement.Agreement) *Agreement {
 	// order, so the order is the agreement's preference.
 
 	for _, p := range a.Priorities {
-		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value), Preemptible: p.Preemptible.Value, Origin: diag.Origin{Pos: p.Value.Pos, Path: p.Value.Path}})
+		// At the value, as ever; at the key when a table omits it.
+		o := origin(p.Value.Pos, p.Value.Path)
+		if p.Value.State == agreement.Unset {
+			o = origin(p.Pos, p.Path)
+		}
+		out.Priorities = append(out.Priorities, Priority{Name: p.Name, Value: int32(p.Value.Value), Preemptible: p.Preemptible.Value, Origin: o})
 	}
 	sort.Slice(out.Priorities, func(i, j int) bool {
 		pi, pj := out.Priorities[i], out.Priorities[j]
@@ -40,9 +52,13 @@ func Build(a *agreement.Agreement) *Agreement {
 	})
 
 	for _, t := range a.Teams {
-		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1, Origin: diag.Origin{Pos: t.Pos, Path: t.Path}}
+		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1, Origin: origin(t.Pos, t.Path)}
 		if t.Reclaim.IsSet() {
 			pt.Reclaim = ReclaimPolicy(t.Reclaim.Value)
+			pt.ReclaimOrigin = origin(t.Reclaim.Pos, t.Reclaim.Path)
+		}
+		if t.Retiring.IsSet() {
+			pt.RetiringOrigin = origin(t.Retiring.Pos, t.Retiring.Path)
 		}
 		if t.Weight.IsSet() {
 			pt.Weight = t.Weight.Value
@@ -60,6 +76,11 @@ func Build(a *agreement.Agreement) *Agreement {
 			q := Quota{Flavor: f.Name}
 			if aq := t.ByFlavor[f.Name]; aq != nil {
 				q.Guaranteed, q.Lendable, q.Borrow = aq.Guaranteed.Value, aq.Lendable.Value, aq.Borrow.Value
+				q.Origin = QuotaOrigin{
+					Guaranteed: origin(aq.Guaranteed.Pos, aq.Guaranteed.Path),
+					Lendable:   origin(aq.Lendable.Pos, aq.Lendable.Path),
+					Borrow:     origin(aq.Borrow.Pos, aq.Borrow.Path),
+				}
 			}
 			pt.Quotas = append(pt.Quotas, q)
 		}
@@ -75,8 +96,12 @@ func Build(a *agreement.Agreement) *Agreement {
 		top := &Topology{Name: a.Name.Value}
 		for _, l := range a.Topology.Levels {
 			top.Levels = append(top.Levels, l.Value)
+			top.LevelOrigins = append(top.LevelOrigins, origin(l.Pos, l.Path))
 		}
 		out.Topology = top
 	}
 	return out
 }
+
+// origin is where a decoded value was written.
+func origin(pos diag.Pos, path *field.Path) diag.Origin { return diag.Origin{Pos: pos, Path: path} }

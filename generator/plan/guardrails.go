@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
 // NamespacePrune says whether Argo CD may prune a team Namespace that the
@@ -17,17 +18,25 @@ const (
 	PruneAllow   NamespacePrune = "allow"
 )
 
+// DefaultQueueName is the LocalQueue Kueue gives to Jobs that name none,
+// when guardrails.default_queue renders it: the Kueue backend renders it and
+// the guardrails' queue policies accept it, so both read it here.
+const DefaultQueueName = "default"
+
 // Guardrails is what the API server enforces of the agreement, defaults
 // applied.
 type Guardrails struct {
-	QueueAdmission   bool
-	DefaultQueue     bool // Kueue: a LocalQueue "default" per team namespace
-	GPUQuota         bool
-	PodSecurity      string // enforced level; "privileged" enforces nothing
-	PodSecurityAudit string // warned and audited level
-	NetworkIsolation bool
-	AllowIngressFrom []string // sorted
-	NamespacePrune   NamespacePrune
+	QueueAdmission bool
+	DefaultQueue   bool // Kueue: a LocalQueue "default" per team namespace
+	// DefaultQueueOrigin is guardrails.default_queue's value (the table's
+	// when left to its default).
+	DefaultQueueOrigin diag.Origin
+	GPUQuota           bool
+	PodSecurity        string // enforced level; "privileged" enforces nothing
+	PodSecurityAudit   string // warned and audited level
+	NetworkIsolation   bool
+	AllowIngressFrom   []string // sorted
+	NamespacePrune     NamespacePrune
 }
 
 func buildGuardrails(g *agreement.Guardrails) Guardrails {
@@ -40,6 +49,7 @@ func buildGuardrails(g *agreement.Guardrails) Guardrails {
 		NetworkIsolation: g.NetworkIsolation.Value,
 		NamespacePrune:   NamespacePrune(g.NamespacePrune.Value),
 	}
+	out.DefaultQueueOrigin = origin(g.DefaultQueue.Pos, g.DefaultQueue.Path)
 	for _, ns := range g.AllowIngressFrom {
 		out.AllowIngressFrom = append(out.AllowIngressFrom, ns.Value)
 	}

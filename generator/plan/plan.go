@@ -1,7 +1,8 @@
 // Package plan holds the normalized agreement: every default applied, every
 // team's quota spelled out per flavor, in a stable order. Renderers render
-// from a plan only; they never see TOML. Each named part keeps its Origin in
-// the agreement, so a renderer can still point at the line it came from.
+// from a plan only; they never see TOML. Every value a family's checks read
+// keeps its Origin in the agreement (position and field path), so a check on
+// the plan points at the line and key the user wrote, as validation does.
 package plan
 
 import "github.com/tenancy-dev/tenancy/generator/diag"
@@ -18,8 +19,9 @@ const (
 
 // Agreement is the whole normalized agreement.
 type Agreement struct {
-	File       string     // the agreement's name in diagnostics
-	Name       string     // the shared pool: Kueue Cohort, KAI parent queue
+	File       string // the agreement's name in diagnostics
+	Name       string // the shared pool: Kueue Cohort, KAI parent queue
+	NameOrigin diag.Origin
 	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
@@ -35,7 +37,12 @@ type Flavor struct {
 	Capacity    int64
 	NodeLabels  map[string]string
 	Tolerations []Toleration
-	Origin      diag.Origin
+	Origin      diag.Origin // the flavor's table
+	// ResourceOrigin and CapacityOrigin are those keys' values (the
+	// table's, for a resource left to its default).
+	ResourceOrigin, CapacityOrigin diag.Origin
+	// NodeLabelOrigins are the node labels' values, in the file's order.
+	NodeLabelOrigins []diag.Origin
 }
 
 // Toleration mirrors corev1.Toleration's string fields.
@@ -44,6 +51,7 @@ type Toleration struct {
 	Operator string
 	Value    string
 	Effect   string
+	Origin   diag.Origin
 }
 
 // Priority is a named workload priority.
@@ -54,7 +62,9 @@ type Priority struct {
 	// guarantee and may be preempted; false, it runs only within the
 	// guarantee and is never preempted (where the backend can say so).
 	Preemptible bool
-	Origin      diag.Origin
+	// Origin is the priority's value, or its key when a table leaves the
+	// value out. Origins keep the file's order, which Priorities do not.
+	Origin diag.Origin
 }
 
 // Team is one party to the agreement.
@@ -63,10 +73,13 @@ type Team struct {
 	Namespaces []string // sorted
 	Reclaim    ReclaimPolicy
 	Weight     int64
-	VMs        *int64  // nil: no limit on KubeVirt VirtualMachines
-	Quotas     []Quota // one per flavor of the agreement, in flavor order
-	Retiring   bool    // its queues hold and drain: the first step of removing it
-	Origin     diag.Origin
+	VMs        *int64      // nil: no limit on KubeVirt VirtualMachines
+	Quotas     []Quota     // one per flavor of the agreement, in flavor order
+	Retiring   bool        // its queues hold and drain: the first step of removing it
+	Origin     diag.Origin // the team's table
+	// ReclaimOrigin and RetiringOrigin are those keys' values; zero when
+	// the team does not write them.
+	ReclaimOrigin, RetiringOrigin diag.Origin
 }
 
 // Quota is a team's share of one flavor.
@@ -75,12 +88,21 @@ type Quota struct {
 	Guaranteed int64 // nominal quota
 	Lendable   int64 // at most Guaranteed
 	Borrow     int64 // most GPUs used beyond Guaranteed
+	Origin     QuotaOrigin
+}
+
+// QuotaOrigin is where each count of a Quota was written (the team's
+// shorthand keys or its [teams.T.flavors.F] table); zero for counts the
+// agreement leaves out.
+type QuotaOrigin struct {
+	Guaranteed, Lendable, Borrow diag.Origin
 }
 
 // Topology lists node label keys, coarse to fine.
 type Topology struct {
-	Name   string
-	Levels []string
+	Name         string
+	Levels       []string
+	LevelOrigins []diag.Origin // one per level
 }
 
 // Flavor returns the named flavor, or nil.
@@ -91,6 +113,16 @@ func (a *Agreement) Flavor(name string) *Flavor {
 		}
 	}
 	return nil
+}
+
+// Quota returns the team's quota for a flavor; the zero Quota when absent.
+func (t *Team) Quota(flavor string) Quota {
+	for _, q := range t.Quotas {
+		if q.Flavor == flavor {
+			return q
+		}
+	}
+	return Quota{Flavor: flavor}
 }
 
 // Guaranteed returns the sum of guarantees of the flavor across teams.
@@ -104,14 +136,4 @@ func (a *Agreement) Guaranteed(flavor string) int64 {
 		}
 	}
 	return sum
-}
-
-// Quota returns the team's quota for a flavor; the zero Quota when absent.
-func (t *Team) Quota(flavor string) Quota {
-	for _, q := range t.Quotas {
-		if q.Flavor == flavor {
-			return q
-		}
-	}
-	return Quota{Flavor: flavor}
 }
