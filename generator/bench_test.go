@@ -62,7 +62,7 @@ func BenchmarkValidate(b *testing.B) {
 			b.SetBytes(int64(len(src.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := generator.Check(src); err != nil {
+				if _, _, err := generator.Check(src, generator.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -148,9 +148,9 @@ func negativeQuantity(v any, path string) (string, any, bool) {
 // checkRender is the property both fuzz targets check for one input.
 func checkRender(t *testing.T, data []byte) {
 	src := generator.Source{Path: "tenancy.toml", Data: data}
-	_, _, checkErr := generator.Check(src)
-	checkAgreementError(t, "Check", checkErr)
 	for _, opts := range fuzzOptions {
+		_, _, checkErr := generator.Check(src, opts)
+		checkAgreementError(t, "Check", checkErr)
 		res, err := generator.Render(src, opts)
 		if err != nil {
 			if res != nil {

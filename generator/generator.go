@@ -4,9 +4,11 @@
 //
 // The pipeline: load (bytes with key positions; go-toml judges validity) →
 // decode (typed values with positions and set/unset/invalid states, defaults
-// applied once) → validate (the agreement's rules plus the backend's) → plan
-// → render (every renderer the same contract: plan in, objects and located
-// diagnostics out) → encode (sorted, canonical, byte-stable).
+// applied once) → validate (the agreement's own rules) → plan (with the
+// origin of every value) → the backend's families (render.Family, the same
+// contract for all: Check, located diagnostics from the plan's origins;
+// Render, objects) → encode (sorted, canonical, byte-stable). Check is
+// Render without the output: it runs exactly the checks Render runs.
 package generator
 
 import (
@@ -14,19 +16,23 @@ import (
 	"fmt"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// Backend names the scheduler the manifests are for.
-type Backend = render.Backend
+// Backend names the scheduler the manifests are for (gpu.Backend).
+type Backend = gpu.Backend
 
 const (
 	// Kueue renders kueue.x-k8s.io objects.
-	Kueue = render.Kueue
+	Kueue = gpu.Kueue
 	// KAI renders NVIDIA KAI Scheduler scheduling.run.ai/v2 Queues.
-	KAI = render.KAI
+	KAI = gpu.KAI
 )
+
+// Backends lists every backend, in the order tenancy check reports them.
+var Backends = gpu.Backends
 
 // Kueue API versions accepted by Options.KueueAPI.
 const (
@@ -94,8 +100,12 @@ func Render(src Source, opts Options) (*Result, error) {
 	return renderSource(src, opts)
 }
 
-// Check parses and validates an agreement without rendering it. It returns
-// the plan and the warnings, or an *AgreementError.
-func Check(src Source) (*plan.Agreement, []Diagnostic, error) {
-	return check(src)
+// Check is Render without the output: it parses, validates and plans an
+// agreement and runs every check Render runs for opts' backend (the
+// agreement's own rules and each of the backend's families'), so an
+// agreement Check accepts renders, and one it refuses fails Render with the
+// same diagnostics. It returns the plan and the warnings, or an
+// *AgreementError; bad options wrap ErrOptions.
+func Check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
+	return check(src, opts)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/encode"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/load"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
@@ -15,7 +16,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
 	"github.com/tenancy-dev/tenancy/generator/render/monitor"
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
 	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
@@ -23,42 +24,40 @@ import (
 // function's inline spec.agreement) in every diagnostic.
 const defaultName = "tenancy.toml"
 
-// backend is what one backend renders: the validation rules its renderers
-// need, run with the agreement's own, and the renderers themselves, each
-// with the same contract: the scheduler's objects, the guardrails for that
+// families are what one backend renders, each family with the same
+// contract on the plan (render.Family): the scheduler's objects, the team
+// Namespaces (with the backend's queue label), the guardrails for that
 // scheduler, and the monitoring rules and dashboard (which render nothing
-// unless [monitoring] enables them). A later family (departments) is one
-// more entry.
-type backend struct {
-	rules     []validate.Rule
-	renderers []render.Renderer
-}
-
-// backendFor picks the rules and renderers of normalized options.
-func backendFor(opts Options) backend {
+// unless [monitoring] enables them). Check runs every family's Check; Render
+// runs the same, then every family's Render. A later family (departments)
+// is one more entry.
+func families(opts Options) []render.Family {
 	switch opts.Backend {
 	case KAI:
-		return backend{
-			rules:     []validate.Rule{kai.Rules, guard.KAIRules},
-			renderers: []render.Renderer{kai.Renderer{}, guard.Renderer{Backend: render.KAI}, monitor.Renderer{Backend: statement.KAI}},
-		}
+		return []render.Family{kai.Renderer{}, namespaces.Family{QueueLabel: kai.QueueLabel}, guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}}
 	default:
-		return backend{renderers: []render.Renderer{kueue.Renderer{APIVersion: opts.KueueAPI}, guard.Renderer{Backend: render.Kueue}, monitor.Renderer{Backend: statement.Kueue}}}
+		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespaces.Family{}, guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}}
 	}
 }
 
-func check(src Source) (*plan.Agreement, []Diagnostic, error) {
-	p, warnings, err := checkSource(src, nil)
+func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, warnings, err := checkSource(src, families(opts))
 	if err != nil {
 		return nil, nil, err
 	}
 	return p, warnings, nil
 }
 
-// checkSource loads, decodes and validates an agreement with the extra
-// rules, and plans it. The warnings are returned with the plan; errors, with
-// every warning, as an *AgreementError.
-func checkSource(src Source, rules []validate.Rule) (*plan.Agreement, diag.List, error) {
+// checkSource loads, decodes, validates and plans an agreement, and runs the
+// families' checks on the plan. The families' checks run even when the
+// agreement's own rules found errors, so one run reports everything. The
+// warnings are returned with the plan; errors, with every warning, as an
+// *AgreementError.
+func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, error) {
 	name := src.Path
 	if name == "" {
 		name = defaultName
@@ -74,12 +73,16 @@ func checkSource(src Source, rules []validate.Rule) (*plan.Agreement, diag.List,
 	a, diags := agreement.Decode(name, root)
 	// Semantic checks run even after type errors, so one run reports
 	// everything; a field that failed to decode is simply Invalid.
-	diags = append(diags, validate.Validate(a, rules...)...)
+	diags = append(diags, validate.Validate(a)...)
+	p := plan.Build(a)
+	for _, f := range fams {
+		diags = append(diags, f.Check(p)...)
+	}
 	diags.Sort()
 	if len(diags.Errors()) > 0 {
 		return nil, nil, &AgreementError{Diagnostics: diags}
 	}
-	return plan.Build(a), diags.Warnings(), nil
+	return p, diags.Warnings(), nil
 }
 
 func renderSource(src Source, opts Options) (*Result, error) {
@@ -87,13 +90,13 @@ func renderSource(src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := backendFor(opts)
-	p, warnings, err := checkSource(src, b.rules)
+	fams := families(opts)
+	p, warnings, err := checkSource(src, fams)
 	if err != nil {
 		return nil, err
 	}
 	var objs []render.Object
-	for _, r := range b.renderers {
+	for _, r := range fams {
 		o, diags := r.Render(p)
 		warnings = append(warnings, diags.Warnings()...)
 		if errs := diags.Errors(); len(errs) > 0 {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/tenancy-dev/tenancy/generator"
 )
 
 func runCheck(e *env, args []string) int {
@@ -24,7 +26,7 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, warnings, code := checkFile(e, path)
+	p, warnings, code := checkFile(e, path, generator.Options{})
 	if p == nil {
 		return code
 	}

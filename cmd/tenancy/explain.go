@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 )
@@ -38,7 +39,7 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, warnings, code := checkFile(e, path)
+	p, warnings, code := checkFile(e, path, generator.Options{})
 	if p == nil {
 		return code
 	}
@@ -97,13 +98,10 @@ func explainFlavors(w io.Writer, p *plan.Agreement) {
 	tableRow(tw, "FLAVOR", "RESOURCE", "CAPACITY", "GUARANTEED", "LENDABLE", "UNASSIGNED")
 	unassigned := false
 	for _, f := range p.Flavors {
-		var lendable int64
-		for _, t := range p.Teams {
-			lendable += t.Quota(f.Name).Lendable
-		}
-		free := f.Capacity - p.Guaranteed(f.Name)
+		sum := gpu.FlavorSum(p, gpu.Raw, gpu.Flavor(f.Name))
+		free := f.Capacity - sum.Guaranteed
 		unassigned = unassigned || free > 0
-		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(p.Guaranteed(f.Name)), formatInt(lendable), formatInt(free))
+		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(sum.Guaranteed), formatInt(sum.Lendable), formatInt(free))
 	}
 	tw.Flush()
 	for _, f := range p.Flavors {
@@ -232,7 +230,7 @@ func explainPriorities(w io.Writer, p *plan.Agreement) {
 	fmt.Fprintln(w, "\nPriorities (highest first; within a team a higher priority may preempt a lower one)")
 	// Which priorities may borrow differs by backend: Kueue lets any
 	// workload borrow, KAI only preemptible work (kai.ClassValues).
-	kaiValues := kai.ClassValues(kai.PlanRanks(p))
+	kaiValues := kai.ClassValues(p.Priorities)
 	yes := map[bool]string{true: "yes", false: "no"}
 	tw := tableWriter(w)
 	tableRow(tw, "NAME", "VALUE", "PREEMPTIBLE", "MAY BORROW (KUEUE)", "MAY BORROW (KAI)", "KAI PRIORITYCLASS")

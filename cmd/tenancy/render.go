@@ -111,15 +111,15 @@ func renderFile(e *env, path string, opts generator.Options) (*generator.Result,
 	return res, exitOK
 }
 
-// checkFile reads and validates; on failure it reports on stderr and
-// returns a nil plan with the exit code.
-func checkFile(e *env, path string) (*plan.Agreement, []generator.Diagnostic, int) {
+// checkFile reads the agreement and runs every check render runs for opts;
+// on failure it reports on stderr and returns a nil plan with the exit code.
+func checkFile(e *env, path string, opts generator.Options) (*plan.Agreement, []generator.Diagnostic, int) {
 	src, err := readAgreement(e, path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return nil, nil, exitFailure
 	}
-	p, warnings, err := generator.Check(src)
+	p, warnings, err := generator.Check(src, opts)
 	if err != nil {
 		return nil, nil, reportError(e, err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
 func runReport(e *env, args []string) int {
@@ -92,11 +92,11 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, _, code := checkFile(e, path)
+	p, _, code := checkFile(e, path, opts)
 	if p == nil {
 		return code
 	}
-	m, err := statement.NewModel(p, statement.Backend(opts.Backend))
+	m, err := chargeback.NewModel(p, opts.Backend)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 		return exitFailure
@@ -122,18 +122,18 @@ Examples:
 		}
 	}
 	ctx := context.Background()
-	var results []statement.Result
+	var results []chargeback.Result
 	for _, q := range queries {
 		series, err := client.queryRange(ctx, q, from, to, step, progress)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 			return exitFailure
 		}
-		results = append(results, statement.Result{Query: q, Series: series})
+		results = append(results, chargeback.Result{Query: q, Series: series})
 	}
 	st, err := m.Compute(results, from, to, step)
 	if err != nil {
-		if errors.Is(err, statement.ErrNoSeries) {
+		if errors.Is(err, chargeback.ErrNoSeries) {
 			fmt.Fprintf(e.stderr, "tenancy report: %s: %v from %s to %s for pool %q (is %s scraped? Kueue needs metrics.enableClusterQueueResources: true)\n",
 				*prom, err, from.Format(time.RFC3339), to.Format(time.RFC3339), p.Name, opts.Backend)
 		} else {
@@ -182,7 +182,7 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 var Columns = []string{"team", "flavor", "guaranteed_gpu_hours", "allocated_gpu_hours", "borrowed_gpu_hours",
 	"idle_gpu_hours", "lent_gpu_hours", "utilization", "cost"}
 
-func cells(r statement.Row) []string {
+func cells(r chargeback.Row) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	u := ""
 	if r.Utilization != nil {
@@ -191,8 +191,8 @@ func cells(r statement.Row) []string {
 	return []string{r.Team, r.Flavor, f(r.Guaranteed), f(r.Allocated), f(r.Borrowed), f(r.Idle), f(r.Lent), u, f(r.Cost)}
 }
 
-func writeStatement(w io.Writer, st *statement.Statement, format string) error {
-	rows := append(append([]statement.Row{}, st.Rows...), st.Total)
+func writeStatement(w io.Writer, st *chargeback.Statement, format string) error {
+	rows := append(append([]chargeback.Row{}, st.Rows...), st.Total)
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)

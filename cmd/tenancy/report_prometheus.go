@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	statement "github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
 // promClient is the thin Prometheus HTTP API client tenancy report needs:

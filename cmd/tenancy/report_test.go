@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
 func TestParseTime(t *testing.T) {
@@ -69,8 +69,8 @@ func TestReportUsage(t *testing.T) {
 
 func TestWriteStatementCSV(t *testing.T) {
 	u := 0.5
-	st := &statement.Statement{Rows: []statement.Row{{Team: "research", Flavor: "h100", Guaranteed: 12, Allocated: 6, Idle: 6, Lent: 2, Utilization: &u, Cost: 24}},
-		Total: statement.Row{Team: "total", Flavor: "*", Guaranteed: 12, Allocated: 6, Idle: 6, Lent: 2, Cost: 24}}
+	st := &chargeback.Statement{Rows: []chargeback.Row{{Team: "research", Flavor: "h100", Guaranteed: 12, Allocated: 6, Idle: 6, Lent: 2, Utilization: &u, Cost: 24}},
+		Total: chargeback.Row{Team: "total", Flavor: "*", Guaranteed: 12, Allocated: 6, Idle: 6, Lent: 2, Cost: 24}}
 	var b bytes.Buffer
 	if err := writeStatement(&b, st, "csv"); err != nil {
 		t.Fatal(err)
@@ -86,9 +86,9 @@ func TestWriteStatementCSV(t *testing.T) {
 // TestWriteStatementFormats: the table and Markdown forms carry the same
 // columns and a total row; JSON the field names.
 func TestWriteStatementFormats(t *testing.T) {
-	st := &statement.Statement{Pool: "gpu-pool", Currency: "EUR", Coverage: 1,
-		Rows:  []statement.Row{{Team: "research", Flavor: "h100", Guaranteed: 12}},
-		Total: statement.Row{Team: "total", Flavor: "*", Guaranteed: 12}}
+	st := &chargeback.Statement{Pool: "gpu-pool", Currency: "EUR", Coverage: 1,
+		Rows:  []chargeback.Row{{Team: "research", Flavor: "h100", Guaranteed: 12}},
+		Total: chargeback.Row{Team: "total", Flavor: "*", Guaranteed: 12}}
 	for _, format := range []string{"table", "markdown", "json"} {
 		var b bytes.Buffer
 		if err := writeStatement(&b, st, format); err != nil {

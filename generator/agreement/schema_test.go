@@ -487,7 +487,7 @@ func TestSchemaAgreesWithCheck(t *testing.T) {
 					t.Errorf("schema reports the problem at %q, want %q:\n%v", locs, tc.at, err)
 				}
 			}
-			_, _, checkErr := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(tc.doc)})
+			_, _, checkErr := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(tc.doc)}, generator.Options{})
 			if got := checkErr == nil; got != tc.checkOK {
 				t.Errorf("generator.Check valid = %v, want %v (error: %v)", got, tc.checkOK, checkErr)
 			}
@@ -624,7 +624,7 @@ func TestSchemaNeverStricterThanCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: src}); err != nil {
+		if _, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: src}, generator.Options{}); err != nil {
 			continue
 		}
 		accepted++

@@ -33,7 +33,7 @@ func comparePriorities(old, new *plan.Agreement) []PriorityChange {
 		if a == nil {
 			return out, nil
 		}
-		values := kai.ClassValues(kai.PlanRanks(a))
+		values := kai.ClassValues(a.Priorities)
 		for _, pr := range a.Priorities {
 			out[pr.Name] = side{pr, values[pr.Name]}
 			names = append(names, pr.Name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
@@ -266,11 +267,11 @@ func compareFlavors(old, new *plan.Agreement) []FlavorChange {
 			nf = new.Flavor(name)
 		}
 		if of != nil {
-			g := old.Guaranteed(name)
+			g := gpu.FlavorSum(old, gpu.Raw, gpu.Flavor(name)).Guaranteed
 			c.Resource.Old, c.Capacity.Old, c.Guaranteed.Old = &of.Resource, &of.Capacity, &g
 		}
 		if nf != nil {
-			g := new.Guaranteed(name)
+			g := gpu.FlavorSum(new, gpu.Raw, gpu.Flavor(name)).Guaranteed
 			c.Resource.New, c.Capacity.New, c.Guaranteed.New = &nf.Resource, &nf.Capacity, &g
 		}
 		c.Op = opOf(of != nil, nf != nil, c.Resource.Changed() || c.Capacity.Changed() || c.Guaranteed.Changed())

@@ -124,16 +124,3 @@ func (t *Team) Quota(flavor string) Quota {
 	}
 	return Quota{Flavor: flavor}
 }
-
-// Guaranteed returns the sum of guarantees of the flavor across teams.
-func (a *Agreement) Guaranteed(flavor string) int64 {
-	var sum int64
-	for _, t := range a.Teams {
-		for _, q := range t.Quotas {
-			if q.Flavor == flavor {
-				sum += q.Guaranteed
-			}
-		}
-	}
-	return sum
-}

@@ -1,46 +1,48 @@
-// Package render holds the contract every renderer keeps, the object type
-// they all produce, and the objects several of them share (team Namespaces,
-// the VirtualMachine quota).
+// Package render holds the contract every family of rendered objects keeps
+// (Family), the object type they all produce, and the labels every object of
+// an agreement carries.
 //
-// A renderer is a scheduler backend (render/kueue, render/kai) or a family
-// of objects beside one; it reads a plan only, never TOML, and returns
-// objects and located diagnostics. The rules it needs of an agreement are
-// validation rules (validate.Rule), run with all the others, so their
-// positions come from the decoded agreement like every other diagnostic.
+// A family is a scheduler backend (render/kueue, render/kai) or a family of
+// objects beside one (render/namespaces, render/guard, render/monitor). It
+// reads a plan only, never TOML: its Check returns located diagnostics, their
+// positions taken from the origins the plan keeps for each value, and its
+// Render returns objects. tenancy check runs the Checks of a backend's
+// families and render runs the same Checks, then the Renders, so an agreement
+// that checks clean renders.
 package render
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
-// Backend names the scheduler the manifests are for. Families of objects
-// beside a backend (the guardrails) render for one.
-type Backend string
+// Backend is gpu.Backend, the one backend type, named here too for the
+// families that render for one.
+type Backend = gpu.Backend
 
-// The backends.
+// The backends (gpu.Kueue, gpu.KAI).
 const (
-	Kueue Backend = "kueue"
-	KAI   Backend = "kai"
+	Kueue = gpu.Kueue
+	KAI   = gpu.KAI
 )
 
-// Renderer turns a plan into objects. Diagnostics it returns are located
-// through the plan's Origins; an error diagnostic stops the rendering.
-type Renderer interface {
+// Family is one family of rendered objects. Check reports what the family
+// refuses (errors) or can only approximate (warnings) of a plan, each
+// diagnostic located through the plan's origins; it runs on every plan,
+// also of an agreement that failed validation, so one run reports every
+// problem. Render is called only on a plan whose checks found no error;
+// the diagnostics it returns are its own failures (an error stops the
+// rendering).
+type Family interface {
+	Check(p *plan.Agreement) diag.List
 	Render(p *plan.Agreement) ([]Object, diag.List)
 }
-
-// Func adapts a function to Renderer.
-type Func func(p *plan.Agreement) ([]Object, diag.List)
-
-// Render calls f.
-func (f Func) Render(p *plan.Agreement) ([]Object, diag.List) { return f(p) }
 
 // Object is one rendered Kubernetes object: its fields as the API server's
 // JSON gives them (unstructured content: maps, slices, strings, int64,
@@ -111,66 +113,6 @@ func Meta(pool, team, name, namespace string) metav1.ObjectMeta {
 // NamespaceNameLabel is set by the API server on every Namespace; rendering
 // it keeps the object read back equal to the object rendered.
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
-
-// Pod Security Admission's namespace labels.
-const (
-	PodSecurityEnforceLabel = "pod-security.kubernetes.io/enforce"
-	PodSecurityWarnLabel    = "pod-security.kubernetes.io/warn"
-	PodSecurityAuditLabel   = "pod-security.kubernetes.io/audit"
-)
-
-// ArgoSyncOptions is the annotation Argo CD reads per-resource sync options
-// from.
-const ArgoSyncOptions = "argocd.argoproj.io/sync-options"
-
-// Namespace returns a team's Namespace, with extra labels (a backend's). The
-// guardrails put their parts on it: Pod Security Admission levels, and the
-// Argo CD sync options that keep a removed team's Namespace, and every PVC,
-// Secret and Job in it, from being pruned by surprise.
-func Namespace(p *plan.Agreement, team, name string, extra map[string]string) *corev1.Namespace {
-	ns := &corev1.Namespace{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: Meta(p.Name, team, name, ""),
-	}
-	ns.Labels[NamespaceNameLabel] = name
-	for k, v := range extra {
-		ns.Labels[k] = v
-	}
-	g := p.Guardrails
-	if g.PodSecurity != "" {
-		ns.Labels[PodSecurityEnforceLabel] = g.PodSecurity
-	}
-	if g.PodSecurityAudit != "" {
-		ns.Labels[PodSecurityWarnLabel] = g.PodSecurityAudit
-		ns.Labels[PodSecurityAuditLabel] = g.PodSecurityAudit
-	}
-	switch g.NamespacePrune {
-	case plan.PruneNever:
-		ns.Annotations = map[string]string{ArgoSyncOptions: "Prune=false,Delete=false"}
-	case plan.PruneConfirm:
-		ns.Annotations = map[string]string{ArgoSyncOptions: "Prune=confirm"}
-	}
-	return ns
-}
-
-// VMResource is the object count a ResourceQuota limits for KubeVirt.
-const VMResource = "count/virtualmachines.kubevirt.io"
-
-// VMQuotaName names the ResourceQuota that caps a namespace's VirtualMachines.
-const VMQuotaName = "tenancy-virtualmachines"
-
-// VMQuota returns the ResourceQuota limiting KubeVirt VirtualMachines in a
-// team namespace. It is the scheduler-independent part of the agreement, so
-// both backends render it.
-func VMQuota(pool, team, namespace string, vms int64) *corev1.ResourceQuota {
-	return &corev1.ResourceQuota{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: Meta(pool, team, VMQuotaName, namespace),
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-			VMResource: *resource.NewQuantity(vms, resource.DecimalSI),
-		}},
-	}
-}
 
 // Objects converts typed objects in order. A Namespace's spec is dropped:
 // the agreement sets nothing there (the API server adds its finalizer), and

@@ -20,7 +20,7 @@ func TestAgreementIsValidAndUnderTheCap(t *testing.T) {
 			if len(data) > generator.MaxAgreementSize {
 				t.Fatalf("%d bytes, over the %d-byte cap", len(data), generator.MaxAgreementSize)
 			}
-			p, warnings, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: data})
+			p, warnings, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: data}, generator.Options{})
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}

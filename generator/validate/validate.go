@@ -20,28 +20,6 @@ import (
 // Version is the file format version this package understands.
 const Version = 1
 
-// Kueue's ClusterQueue API allows at most 64 flavors in a resource group and
-// 64 covered resources; cpu and memory take two of the latter.
-const (
-	maxFlavors   = 64
-	maxResources = 62
-	// maxCombinations is Kueue's webhook limit on flavor-resource pairs in
-	// a resource group. The Kueue backend puts every flavor in one group,
-	// each listing every GPU resource plus cpu and memory.
-	maxCombinations = 512
-)
-
-// A Kueue ResourceFlavor holds at most 8 node labels and 8 tolerations
-// (MaxProperties and MaxItems in its CRD); the API server rejects more.
-const (
-	maxNodeLabels  = 8
-	maxTolerations = 8
-)
-
-// hostnameLabel is the node label Kueue accepts only as the finest topology
-// level.
-const hostnameLabel = "kubernetes.io/hostname"
-
 // maxCount bounds GPU counts and weights: KAI's Queue quotas are JSON
 // numbers read as float64, exact only up to 2^53, and the bound keeps sums of
 // counts (guaranteed + borrow, capacities across flavors) from overflowing
@@ -52,15 +30,10 @@ const maxCount = 1 << 53
 // or a LocalQueue there would fight the control plane.
 var reservedNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
 
-// Rule is a check a renderer needs beyond the agreement's own rules, e.g.
-// what a backend cannot express. It reports through r, so its diagnostics
-// carry the decoded agreement's positions like every other; it runs with all
-// the other checks, so one run reports everything.
-type Rule func(a *agreement.Agreement, r *diag.Reporter)
-
-// Validate returns every error and warning of the agreement: the format's
-// own rules, then each of rules (a renderer's), sorted by position.
-func Validate(a *agreement.Agreement, rules ...Rule) diag.List {
+// Validate returns every error and warning of the agreement, sorted by
+// position: the format's own rules, the same for every backend. What a
+// backend refuses or approximates is its family's Check, on the plan.
+func Validate(a *agreement.Agreement) diag.List {
 	v := &validator{a: a, r: &diag.Reporter{File: a.File}}
 	v.version()
 	v.name()
@@ -70,9 +43,6 @@ func Validate(a *agreement.Agreement, rules ...Rule) diag.List {
 	v.topology()
 	v.guardrails()
 	v.monitoring()
-	for _, rule := range rules {
-		rule(a, v.r)
-	}
 	v.r.List.Sort()
 	return v.r.List
 }
@@ -130,15 +100,9 @@ func (v *validator) flavors() {
 		v.errorf(field.ErrorTypeRequired, top, field.NewPath("flavors"), "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
 		return
 	}
-	if len(v.a.Flavors) > maxFlavors {
-		f := v.a.Flavors[maxFlavors]
-		v.errorf(field.ErrorTypeTooMany, f.Pos, f.Path, "at most %d flavors are supported (Kueue's limit per resource group)", maxFlavors)
-	}
-	resources := map[string]bool{}
 	for _, f := range v.a.Flavors {
 		v.dnsLabel(f.Pos, f.Path, f.Name)
 		res := f.Resource.Value
-		resources[res] = true
 		if f.Resource.IsSet() {
 			v.resourceName(f.Resource)
 		}
@@ -165,22 +129,9 @@ func (v *validator) flavors() {
 				}
 			}
 		}
-		if len(f.NodeLabels) > maxNodeLabels {
-			l := f.NodeLabels[maxNodeLabels].Value
-			v.errorf(field.ErrorTypeTooMany, l.Pos, l.Path, "a flavor can have at most %d node labels (Kueue's ResourceFlavor limit), got %d", maxNodeLabels, len(f.NodeLabels))
-		}
-		if len(f.Tolerations) > maxTolerations {
-			t := f.Tolerations[maxTolerations]
-			v.errorf(field.ErrorTypeTooMany, t.Pos, t.Path, "a flavor can have at most %d tolerations (Kueue's ResourceFlavor limit), got %d", maxTolerations, len(f.Tolerations))
-		}
 		for _, t := range f.Tolerations {
 			v.toleration(t)
 		}
-	}
-	if len(resources) > maxResources {
-		v.errorf(field.ErrorTypeTooMany, v.a.Flavors[0].Pos, field.NewPath("flavors"), "at most %d distinct resources are supported", maxResources)
-	} else if combos := len(v.a.Flavors) * (len(resources) + 2); combos > maxCombinations {
-		v.errorf(field.ErrorTypeTooMany, v.a.Flavors[0].Pos, field.NewPath("flavors"), "%d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(v.a.Flavors), len(resources), combos, maxCombinations)
 	}
 }
 
@@ -433,10 +384,7 @@ func (v *validator) topology() {
 		v.errorf(field.ErrorTypeTooMany, t.Levels[16].Pos, t.Levels[16].Path, "at most 16 topology levels are supported")
 	}
 	seen := map[string]bool{}
-	for i, l := range t.Levels {
-		if l.Value == hostnameLabel && i < len(t.Levels)-1 {
-			v.errorf(field.ErrorTypeForbidden, l.Pos, l.Path, "%s can only be the last (finest) level: Kueue rejects it anywhere else", hostnameLabel)
-		}
+	for _, l := range t.Levels {
 		for _, msg := range validation.IsQualifiedName(l.Value) {
 			v.errorf(field.ErrorTypeInvalid, l.Pos, l.Path, "%q is not a valid node label key: %s", l.Value, msg)
 		}

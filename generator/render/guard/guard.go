@@ -5,7 +5,7 @@
 // queue label); a ResourceQuota caps each team namespace's GPU requests at
 // what the team may ever use; a NetworkPolicy refuses ingress from other
 // teams. Pod Security labels and Argo CD's prune protection go on the team
-// Namespaces, which the backends render (render.Namespace).
+// Namespaces, which the namespaces family renders (render/namespaces).
 package guard
 
 import (
@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
@@ -33,7 +34,7 @@ const (
 	KAIScheduler       = "kai-scheduler"
 	// DefaultQueueName is the LocalQueue Kueue gives to Jobs that name
 	// none, when guardrails.default_queue renders it.
-	DefaultQueueName = "default"
+	DefaultQueueName = plan.DefaultQueueName
 
 	GPUQuotaName      = "tenancy-gpus"
 	NetworkPolicyName = "tenancy-isolation"
@@ -86,14 +87,7 @@ func gpuResources(p *plan.Agreement) []string {
 // mostUsable returns what a team may ever use of a resource: guaranteed plus
 // borrow, summed over the flavors that count it.
 func mostUsable(p *plan.Agreement, t plan.Team, res string) int64 {
-	var n int64
-	for _, f := range p.Flavors {
-		if f.Resource == res {
-			q := t.Quota(f.Name)
-			n += q.Guaranteed + q.Borrow
-		}
-	}
-	return n
+	return gpu.TeamSum(p, &t, gpu.Raw, gpu.Resource(res)).MostUsable()
 }
 
 // gpuQuota caps GPU requests in a team namespace at the team's most usable:

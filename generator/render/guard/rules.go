@@ -3,21 +3,27 @@ package guard
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// KAIRules is the guardrails' validation rule under KAI (a validate.Rule):
-// the parts that only Kueue can express are warnings naming their key.
-func KAIRules(a *agreement.Agreement, r *diag.Reporter) {
-	if g := a.Guardrails; g != nil && g.DefaultQueue.IsSet() && g.DefaultQueue.Value {
-		r.Warnf(field.ErrorTypeNotSupported, g.DefaultQueue.Pos, g.DefaultQueue.Path,
+// Check reports, under KAI, the parts of the guardrails that only Kueue can
+// express, as warnings naming their key; under Kueue it reports nothing.
+func (r Renderer) Check(p *plan.Agreement) diag.List {
+	if r.Backend != render.KAI {
+		return nil
+	}
+	rep := &diag.Reporter{File: p.File}
+	if g := p.Guardrails; g.DefaultQueue {
+		rep.Warnf(field.ErrorTypeNotSupported, g.DefaultQueueOrigin.Pos, g.DefaultQueueOrigin.Path,
 			"kai: a default queue is Kueue's (LocalQueue defaulting); under KAI a pod without the %s label is refused by the queue policies instead", KAIQueueLabel)
 	}
-	for _, t := range a.Teams {
-		if t.Retiring.IsSet() && t.Retiring.Value {
-			r.Warnf(field.ErrorTypeNotSupported, t.Retiring.Pos, t.Retiring.Path,
+	for _, t := range p.Teams {
+		if t.Retiring {
+			rep.Warnf(field.ErrorTypeNotSupported, t.RetiringOrigin.Pos, t.RetiringOrigin.Path,
 				"kai: KAI queues have no stop policy: retiring does not stop team %s's queue; stop its workloads before removing the team", t.Name)
 		}
 	}
+	return rep.List
 }

@@ -4,8 +4,9 @@
 // as N GPUs) and PriorityClass values fall in KAI's preemptible or
 // non-preemptible band as each priority's preemptible says. KAI has no
 // lending limit and no per-flavor quota; what it cannot express exactly is
-// reported by Rules, the backend's validation rules, as warnings naming the
+// reported by Check, on the plan, as warnings naming the
 // agreement field. docs/kai.md says what KAI does with the result.
+// The team Namespaces, with QueueLabel on them, are the namespaces family's.
 package kai
 
 import (
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
@@ -29,8 +31,6 @@ const (
 	// on a team Namespace it routes nothing and records the namespace's
 	// queue for people and admission policies.
 	QueueLabel = "kai.scheduler/queue"
-	// WholeGPU is the whole-GPU resource; MIG slices count too (GPUsPer).
-	WholeGPU = "nvidia.com/gpu"
 	// maxUserPriority is the highest value Kubernetes accepts for a
 	// PriorityClass that is not a system one.
 	maxUserPriority = 1_000_000_000
@@ -77,71 +77,47 @@ type QueueResource struct {
 // Renderer renders the KAI objects of an agreement.
 type Renderer struct{}
 
-// neverLends reports whether a team with these whole-GPU sums lends
-// nothing: such teams go in a subtree whose limit equals its quota, and the
-// other subtree's limit keeps their GPUs out of everyone else's reach.
-func neverLends(guaranteed, lendable int64) bool { return guaranteed > 0 && lendable == 0 }
-
-// sums adds up a team's quotas across flavors in the GPUs KAI counts.
-func sums(p *plan.Agreement, t plan.Team) (guaranteed, lendable, borrow int64) {
-	for _, f := range p.Flavors {
-		q := t.Quota(f.Name)
-		guaranteed += inGPUs(f.Resource, q.Guaranteed)
-		lendable += inGPUs(f.Resource, q.Lendable)
-		borrow += inGPUs(f.Resource, q.Borrow)
-	}
-	return guaranteed, lendable, borrow
-}
-
-// Render returns the KAI objects. Rules has refused what KAI cannot take.
+// Render returns the KAI objects. Check has refused what KAI cannot take.
+// A team that never lends (gpu.Sum.NeverLends) goes in a subtree whose
+// limit equals its quota, and the other subtree's limit keeps its GPUs out
+// of everyone else's reach.
 func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
-	var capacity int64
-	for _, f := range p.Flavors {
-		capacity += inGPUs(f.Resource, f.Capacity)
-	}
+	capacity := gpu.Capacity(p, gpu.InGPUs, nil)
 	type leaf struct {
 		team               plan.Team
 		guaranteed, borrow int64
 	}
 	var shared, reservedTeams []leaf
 	var sharedQuota, reservedQuota int64
-	for _, t := range p.Teams {
-		g, l, b := sums(p, t)
-		if neverLends(g, l) {
-			reservedTeams = append(reservedTeams, leaf{t, g, b})
-			reservedQuota += g
+	for i, t := range p.Teams {
+		s := gpu.TeamSum(p, &p.Teams[i], gpu.InGPUs, nil)
+		if s.NeverLends() {
+			reservedTeams = append(reservedTeams, leaf{t, s.Guaranteed, s.Borrow})
+			reservedQuota += s.Guaranteed
 		} else {
-			shared = append(shared, leaf{t, g, b})
-			sharedQuota += g
+			shared = append(shared, leaf{t, s.Guaranteed, s.Borrow})
+			sharedQuota += s.Guaranteed
 		}
 	}
 
 	var typed []any
-	for _, t := range p.Teams {
-		for _, ns := range t.Namespaces {
-			typed = append(typed, render.Namespace(p, t.Name, ns, map[string]string{QueueLabel: t.Name}))
-			if t.VMs != nil {
-				typed = append(typed, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
-			}
-		}
-	}
-	values := ClassValues(PlanRanks(p))
+	values := ClassValues(p.Priorities)
 	for _, pr := range p.Priorities {
 		typed = append(typed, priorityClass(p, pr, values[pr.Name]))
 	}
-	typed = append(typed, queue(p, p.Name, "", "", gpu(sharedQuota+reservedQuota, capacity, 1)))
+	typed = append(typed, queue(p, p.Name, "", "", queueResources(sharedQuota+reservedQuota, capacity, 1)))
 	if len(shared) > 0 {
 		// The shared subtree may grow into everything but the reserved
 		// teams' guarantees: that is what keeps them never lent.
-		typed = append(typed, queue(p, p.Name+SharedSuffix, p.Name, "", gpu(sharedQuota, capacity-reservedQuota, 1)))
+		typed = append(typed, queue(p, p.Name+SharedSuffix, p.Name, "", queueResources(sharedQuota, capacity-reservedQuota, 1)))
 		for _, l := range shared {
-			typed = append(typed, queue(p, l.team.Name, p.Name+SharedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
+			typed = append(typed, queue(p, l.team.Name, p.Name+SharedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
 		}
 	}
 	if len(reservedTeams) > 0 {
-		typed = append(typed, queue(p, p.Name+ReservedSuffix, p.Name, "", gpu(reservedQuota, reservedQuota, 0)))
+		typed = append(typed, queue(p, p.Name+ReservedSuffix, p.Name, "", queueResources(reservedQuota, reservedQuota, 0)))
 		for _, l := range reservedTeams {
-			typed = append(typed, queue(p, l.team.Name, p.Name+ReservedSuffix, l.team.Name, gpu(l.guaranteed, l.guaranteed, l.team.Weight)))
+			typed = append(typed, queue(p, l.team.Name, p.Name+ReservedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed, l.team.Weight)))
 		}
 	}
 	objs, err := render.Objects(typed)
@@ -151,9 +127,9 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	return objs, nil
 }
 
-// gpu returns a Queue's resources: GPUs as agreed; cpu and memory unlimited
+// queueResources returns a Queue's resources: GPUs as agreed; cpu and memory unlimited
 // (-1), since the agreement is about GPUs.
-func gpu(quota, limit, weight int64) QueueResources {
+func queueResources(quota, limit, weight int64) QueueResources {
 	unlimited := QueueResource{Quota: -1, Limit: -1, OverQuotaWeight: 1}
 	return QueueResources{
 		GPU:    QueueResource{Quota: quota, Limit: limit, OverQuotaWeight: weight},

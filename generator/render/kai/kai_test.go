@@ -18,18 +18,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/encode"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/internal/crdcheck"
 	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
-	"github.com/tenancy-dev/tenancy/generator/load"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
-	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
 func waiting(t plan.Team) plan.Team {
@@ -242,19 +240,19 @@ func TestQueueTree(t *testing.T) {
 	}
 }
 
-// rules runs the agreement's own rules and KAI's over a TOML agreement, as
-// the pipeline does for --backend kai.
+// rules runs every check of the KAI backend's render over a TOML agreement
+// (the agreement's own rules and each family's Check on the plan), as
+// generator.Check does for --backend kai.
 func rules(t *testing.T, src string) diag.List {
 	t.Helper()
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatalf("Parse: %s", diags)
+	_, warnings, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.KAI})
+	var ae *generator.AgreementError
+	if errors.As(err, &ae) {
+		return ae.Diagnostics
+	} else if err != nil {
+		t.Fatal(err)
 	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatalf("Decode: %s", diags)
-	}
-	return validate.Validate(a, kai.Rules)
+	return warnings
 }
 
 // pool is the start of the rule cases: lines 1-4, one flavor of 16 GPUs.
@@ -559,7 +557,7 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 			p := res.Plan
 			// KAI counts whole GPUs and MIG slices, a slice
 			// nvidia.com/mig-<N>g.<M>gb as N GPUs.
-			gpus := func(f plan.Flavor, n int64) int64 { return n * kai.GPUsPer(f.Resource) }
+			gpus := func(f plan.Flavor, n int64) int64 { return n * gpu.PerUnit(f.Resource) }
 			var capacity int64
 			for _, f := range p.Flavors {
 				capacity += gpus(f, f.Capacity)

@@ -18,13 +18,6 @@ const NonPreemptibleFrom = 100
 // workload choose preemptible or non-preemptible whatever its priority.
 const PreemptibilityLabel = "kai.scheduler/preemptibility"
 
-// Rank is one priority as the KAI mapping reads it.
-type Rank struct {
-	Name        string
-	Value       int64
-	Preemptible bool
-}
-
 // ClassValues returns the PriorityClass value KAI is given for each
 // priority, by name, so that KAI's band (below NonPreemptibleFrom: may
 // borrow and be preempted) says what the agreement's preemptible says, and
@@ -33,27 +26,27 @@ type Rank struct {
 // otherwise that band is renumbered by rank: preemptible values from 99
 // down, non-preemptible ones from 100 up, equal values staying equal. The
 // order holds across bands only when every non-preemptible priority is
-// above every preemptible one, which Rules requires.
-func ClassValues(ranks []Rank) map[string]int64 {
-	out := make(map[string]int64, len(ranks))
-	var pre, non []Rank
-	for _, r := range ranks {
+// above every preemptible one, which Check requires.
+func ClassValues(priorities []plan.Priority) map[string]int64 {
+	out := make(map[string]int64, len(priorities))
+	var pre, non []plan.Priority
+	for _, r := range priorities {
 		if r.Preemptible {
 			pre = append(pre, r)
 		} else {
 			non = append(non, r)
 		}
 	}
-	if !slices.ContainsFunc(pre, func(r Rank) bool { return r.Value >= NonPreemptibleFrom }) {
+	if !slices.ContainsFunc(pre, func(r plan.Priority) bool { return r.Value >= NonPreemptibleFrom }) {
 		for _, r := range pre {
-			out[r.Name] = r.Value
+			out[r.Name] = int64(r.Value)
 		}
 	} else {
 		renumber(pre, out, NonPreemptibleFrom-1, -1)
 	}
-	if !slices.ContainsFunc(non, func(r Rank) bool { return r.Value < NonPreemptibleFrom || r.Value > maxUserPriority }) {
+	if !slices.ContainsFunc(non, func(r plan.Priority) bool { return r.Value < NonPreemptibleFrom || r.Value > maxUserPriority }) {
 		for _, r := range non {
-			out[r.Name] = r.Value
+			out[r.Name] = int64(r.Value)
 		}
 	} else {
 		renumber(non, out, NonPreemptibleFrom, 1)
@@ -63,10 +56,10 @@ func ClassValues(ranks []Rank) map[string]int64 {
 
 // renumber gives the distinct values of ranks consecutive numbers from
 // start, stepping by step (-1: highest value first; 1: lowest first).
-func renumber(ranks []Rank, out map[string]int64, start, step int64) {
+func renumber(ranks []plan.Priority, out map[string]int64, start, step int64) {
 	values := make([]int64, 0, len(ranks))
 	for _, r := range ranks {
-		values = append(values, r.Value)
+		values = append(values, int64(r.Value))
 	}
 	slices.Sort(values)
 	values = slices.Compact(values)
@@ -78,15 +71,6 @@ func renumber(ranks []Rank, out map[string]int64, start, step int64) {
 		index[v] = int64(i)
 	}
 	for _, r := range ranks {
-		out[r.Name] = start + step*index[r.Value]
+		out[r.Name] = start + step*index[int64(r.Value)]
 	}
-}
-
-// PlanRanks returns a plan's priorities for ClassValues.
-func PlanRanks(p *plan.Agreement) []Rank {
-	out := make([]Rank, 0, len(p.Priorities))
-	for _, pr := range p.Priorities {
-		out = append(out, Rank{Name: pr.Name, Value: int64(pr.Value), Preemptible: pr.Preemptible})
-	}
-	return out
 }

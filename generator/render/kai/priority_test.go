@@ -14,38 +14,40 @@ import (
 )
 
 func TestClassValues(t *testing.T) {
-	pre := func(name string, v int64) kai.Rank { return kai.Rank{Name: name, Value: v, Preemptible: true} }
-	non := func(name string, v int64) kai.Rank { return kai.Rank{Name: name, Value: v} }
+	pre := func(name string, v int32) plan.Priority {
+		return plan.Priority{Name: name, Value: v, Preemptible: true}
+	}
+	non := func(name string, v int32) plan.Priority { return plan.Priority{Name: name, Value: v} }
 	tests := map[string]struct {
-		ranks []kai.Rank
+		ranks []plan.Priority
 		want  map[string]int64
 	}{
 		"the reference agreement, all preemptible: renumbered below 100 in order": {
-			ranks: []kai.Rank{pre("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
+			ranks: []plan.Priority{pre("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
 			want:  map[string]int64{"critical": 99, "standard": 98, "scavenger": 97},
 		},
 		"already in KAI's bands: as written": {
-			ranks: []kai.Rank{non("inference", 125), non("build", 100), pre("interactive", 75), pre("train", 50)},
+			ranks: []plan.Priority{non("inference", 125), non("build", 100), pre("interactive", 75), pre("train", 50)},
 			want:  map[string]int64{"inference": 125, "build": 100, "interactive": 75, "train": 50},
 		},
 		"one band as written, the other renumbered": {
-			ranks: []kai.Rank{non("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
+			ranks: []plan.Priority{non("critical", 1000), pre("standard", 100), pre("scavenger", 10)},
 			want:  map[string]int64{"critical": 1000, "standard": 99, "scavenger": 98},
 		},
 		"non-preemptible below 100: renumbered from 100 up, lowest first": {
-			ranks: []kai.Rank{non("critical", 50), non("prod", 20), pre("batch", 10)},
+			ranks: []plan.Priority{non("critical", 50), non("prod", 20), pre("batch", 10)},
 			want:  map[string]int64{"critical": 101, "prod": 100, "batch": 10},
 		},
 		"equal values stay equal": {
-			ranks: []kai.Rank{pre("a", 500), pre("b", 500), pre("c", -3)},
+			ranks: []plan.Priority{pre("a", 500), pre("b", 500), pre("c", -3)},
 			want:  map[string]int64{"a": 99, "b": 99, "c": 98},
 		},
 		"above what Kubernetes accepts: renumbered": {
-			ranks: []kai.Rank{non("huge", 2_000_000_000), non("big", 1000)},
+			ranks: []plan.Priority{non("huge", 2_000_000_000), non("big", 1000)},
 			want:  map[string]int64{"huge": 101, "big": 100},
 		},
 		"negative preemptible values are in the band": {
-			ranks: []kai.Rank{pre("low", -100), pre("lower", -2_000_000_000)},
+			ranks: []plan.Priority{pre("low", -100), pre("lower", -2_000_000_000)},
 			want:  map[string]int64{"low": -100, "lower": -2_000_000_000},
 		},
 		"no priorities": {
@@ -65,25 +67,6 @@ func TestClassValues(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestGPUsPer(t *testing.T) {
-	tests := map[string]int64{
-		"nvidia.com/gpu":          1,
-		"nvidia.com/mig-1g.10gb":  1,
-		"nvidia.com/mig-3g.40gb":  3,
-		"nvidia.com/mig-7g.80gb":  7,
-		"nvidia.com/mig-1g.10gb+": 0, // not a profile KAI parses
-		"nvidia.com/mig-1g":       0,
-		"nvidia.com/gpu.shared":   0,
-		"amd.com/gpu":             0,
-		"nvidiaXcom/mig-2g.20gb":  0,
-	}
-	for resource, want := range tests {
-		if got := kai.GPUsPer(resource); got != want {
-			t.Errorf("GPUsPer(%q) = %d, want %d", resource, got, want)
-		}
 	}
 }
 

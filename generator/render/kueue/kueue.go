@@ -18,7 +18,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
-	"github.com/tenancy-dev/tenancy/generator/render/guard"
 )
 
 // Jobs request cpu and memory next to GPUs, and Kueue refuses a Workload that
@@ -50,7 +49,8 @@ type Renderer struct {
 	APIVersion string
 }
 
-// Render returns the Kueue objects of the agreement.
+// Render returns the Kueue objects of the agreement; the team Namespaces are
+// the namespaces family's.
 func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	typed := typedObjects(p)
 	if r.APIVersion == "v1beta1" {
@@ -93,14 +93,9 @@ func typedObjects(p *plan.Agreement) []runtime.Object {
 	// a dozen times.
 	n := len(p.Priorities) + len(p.Flavors) + 2
 	for _, t := range p.Teams {
-		n += 1 + 3*len(t.Namespaces)
+		n += 1 + 2*len(t.Namespaces)
 	}
 	objs := make([]runtime.Object, 0, n)
-	for _, t := range p.Teams {
-		for _, ns := range t.Namespaces {
-			objs = append(objs, render.Namespace(p, t.Name, ns, nil))
-		}
-	}
 	for _, pr := range p.Priorities {
 		objs = append(objs, priorityClass(p, pr))
 	}
@@ -116,10 +111,7 @@ func typedObjects(p *plan.Agreement) []runtime.Object {
 		for _, ns := range t.Namespaces {
 			objs = append(objs, localQueue(p, t, t.Name, ns))
 			if p.Guardrails.DefaultQueue {
-				objs = append(objs, localQueue(p, t, guard.DefaultQueueName, ns))
-			}
-			if t.VMs != nil {
-				objs = append(objs, render.VMQuota(p.Name, t.Name, ns, *t.VMs))
+				objs = append(objs, localQueue(p, t, plan.DefaultQueueName, ns))
 			}
 		}
 	}

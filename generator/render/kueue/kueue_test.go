@@ -32,6 +32,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
+	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
 )
 
 // agreement fills in every team's zero quotas for flavors it does not name,
@@ -429,8 +430,8 @@ func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generato
 			validateMeta(t, o, rq.ObjectMeta, true)
 			// The VM quota holds VMs only; the guardrails' GPU quota is
 			// checked by render/guard.
-			if _, ok := rq.Spec.Hard[render.VMResource]; rq.Name == render.VMQuotaName && (!ok || len(rq.Spec.Hard) != 1) {
-				t.Errorf("ResourceQuota %s/%s: hard %v, want only %s", rq.Namespace, rq.Name, rq.Spec.Hard, render.VMResource)
+			if _, ok := rq.Spec.Hard[namespaces.VMResource]; rq.Name == namespaces.VMQuotaName && (!ok || len(rq.Spec.Hard) != 1) {
+				t.Errorf("ResourceQuota %s/%s: hard %v, want only %s", rq.Namespace, rq.Name, rq.Spec.Hard, namespaces.VMResource)
 			}
 		}
 	case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",

@@ -14,8 +14,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
 	"github.com/tenancy-dev/tenancy/generator/plan"
-	"github.com/tenancy-dev/tenancy/generator/statement"
 )
 
 // datasource is the dashboard's Prometheus, chosen with the ${datasource}
@@ -45,7 +45,7 @@ func overTime(title, desc string, targets ...cog.Builder[variants.Dataquery]) *t
 // Dashboard builds the dashboard a team lead opens: per team, guaranteed,
 // allocated, borrowed and lent GPUs over time; the range's GPU-hours and
 // cost; the guarantee left idle; utilisation; and the alerts' state.
-func Dashboard(p *plan.Agreement, m *statement.Model) (dashboard.Dashboard, error) {
+func Dashboard(p *plan.Agreement, m *chargeback.Model) (dashboard.Dashboard, error) {
 	var teams []string
 	for _, t := range m.Teams {
 		teams = append(teams, t.Name)
@@ -113,7 +113,7 @@ func Dashboard(p *plan.Agreement, m *statement.Model) (dashboard.Dashboard, erro
 }
 
 // DashboardJSON returns the dashboard as the sidecar loads it.
-func DashboardJSON(p *plan.Agreement, m *statement.Model) ([]byte, error) {
+func DashboardJSON(p *plan.Agreement, m *chargeback.Model) ([]byte, error) {
 	d, err := Dashboard(p, m)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@
 // sidecar loads. It renders nothing unless [monitoring] enabled = true.
 //
 // The numbers come from the schedulers' own metrics, read through the
-// chargeback model of package statement, so the rules and tenancy report
+// chargeback model of package chargeback, so the rules and tenancy report
 // count the same GPUs.
 package monitor
 
@@ -15,15 +15,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
-	"github.com/tenancy-dev/tenancy/generator/statement"
 )
 
 // Renderer renders the monitoring objects for one backend's metrics.
 type Renderer struct {
-	Backend statement.Backend
+	Backend gpu.Backend
 }
 
 // DashboardLabel is the label the Grafana sidecar (kube-prometheus-stack's
@@ -51,7 +52,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	fail := func(err error) ([]render.Object, diag.List) {
 		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "monitor: " + err.Error()}}
 	}
-	m, err := statement.NewModel(p, r.Backend)
+	m, err := chargeback.NewModel(p, r.Backend)
 	if err != nil {
 		return fail(err)
 	}
@@ -72,3 +73,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	}
 	return objs, nil
 }
+
+// Check reports nothing: [monitoring]'s rules are the agreement's own
+// (package validate), the same for every backend.
+func (Renderer) Check(*plan.Agreement) diag.List { return nil }

@@ -11,15 +11,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
-	"github.com/tenancy-dev/tenancy/generator/statement"
 )
 
 var typeMetaConfigMap = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 
 // The recording rules' series, each labelled team and flavor (the agreement's
-// names), in the flavor's units (see statement.Flavor).
+// names), in the flavor's units (see chargeback.Flavor).
 const (
 	Guaranteed    = "tenancy:gpu_guaranteed:sum"
 	Allocated     = "tenancy:gpu_allocated:sum"
@@ -69,7 +70,7 @@ func model(d time.Duration) string {
 }
 
 // Rule returns the PrometheusRule of the agreement for the model's backend.
-func Rule(p *plan.Agreement, m *statement.Model) *monitoringv1.PrometheusRule {
+func Rule(p *plan.Agreement, m *chargeback.Model) *monitoringv1.PrometheusRule {
 	mon := p.Monitoring
 	meta := render.Meta(p.Name, "", RuleName(p.Name), mon.Namespace)
 	for k, v := range mon.RuleLabels {
@@ -82,9 +83,9 @@ func Rule(p *plan.Agreement, m *statement.Model) *monitoringv1.PrometheusRule {
 	for _, q := range m.Sources() {
 		var name string
 		switch q.Kind {
-		case statement.Allocated:
+		case chargeback.Allocated:
 			name = Allocated
-		case statement.Guaranteed:
+		case chargeback.Guaranteed:
 			name = Guaranteed
 		default:
 			continue
@@ -98,12 +99,12 @@ func Rule(p *plan.Agreement, m *statement.Model) *monitoringv1.PrometheusRule {
 		sched = append(sched, rec(name, expr, labels))
 	}
 	for _, t := range m.Teams {
-		ns := alternation(t.Namespaces)
+		ns := gpu.Alternation(t.Namespaces)
 		var expr string
 		switch m.Backend {
-		case statement.Kueue:
-			expr = fmt.Sprintf("sum(kueue_pending_workloads{cluster_queue=%q, %s})", t.Name, statement.Replica)
-		case statement.KAI:
+		case gpu.Kueue:
+			expr = fmt.Sprintf("sum(kueue_pending_workloads{cluster_queue=%q, %s})", t.Name, chargeback.Replica)
+		case gpu.KAI:
 			// KAI's queue controller exports no pending count per queue:
 			// kube-state-metrics' pods pending in the team's namespaces.
 			expr = fmt.Sprintf("sum(kube_pod_status_phase{phase=\"Pending\", namespace=~`%s`})", ns)
@@ -137,7 +138,7 @@ func Rule(p *plan.Agreement, m *statement.Model) *monitoringv1.PrometheusRule {
 		rec(IdleGuarantee, fmt.Sprintf("clamp_min(%s - %s, 0)", Guaranteed, Allocated), nil),
 		// min(idle guarantee, lendable), per team and flavor.
 		rec(IdleLendable, fmt.Sprintf("(%[1]s <= on (team, flavor) %[2]s) or on (team, flavor) (%[2]s and on (team, flavor) %[1]s)", IdleGuarantee, Lendable), nil),
-		// The attribution rule (statement.Model.Compute): borrowers use the
+		// The attribution rule (chargeback.Model.Compute): borrowers use the
 		// unassigned capacity first, then the lenders' idle lendable GPUs in
 		// proportion to them.
 		rec(Lent, fmt.Sprintf(
@@ -205,7 +206,3 @@ func Rule(p *plan.Agreement, m *statement.Model) *monitoringv1.PrometheusRule {
 		}},
 	}
 }
-
-// alternation matches exactly the names, which are DNS-1123 labels
-// (validated), so none needs escaping in a regular expression.
-func alternation(names []string) string { return strings.Join(names, "|") }

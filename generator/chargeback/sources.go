@@ -1,8 +1,10 @@
-package statement
+package chargeback
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
 
 // Kind names one measured quantity of an account.
@@ -48,18 +50,18 @@ const Replica = `replica_role!="follower"`
 func (m *Model) Sources() []Query {
 	var out []Query
 	switch m.Backend {
-	case Kueue:
+	case gpu.Kueue:
 		var resources []string
 		for _, f := range m.Flavors {
 			resources = append(resources, f.Resources...)
 		}
-		sel := fmt.Sprintf("{cohort=%q, resource=~`%s`, %s}", m.Pool, alternation(resources), Replica)
+		sel := fmt.Sprintf("{cohort=%q, resource=~`%s`, %s}", m.Pool, gpu.Alternation(resources), Replica)
 		out = append(out,
 			Query{Kind: Allocated, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_resource_usage" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 			Query{Kind: Guaranteed, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_nominal_quota" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 		)
-	case KAI:
-		sel := fmt.Sprintf("{queue_name=~`%s`}", alternation(m.TeamNames()))
+	case gpu.KAI:
+		sel := fmt.Sprintf("{queue_name=~`%s`}", gpu.Alternation(m.TeamNames()))
 		f := m.Flavors[0].Name
 		out = append(out,
 			Query{Kind: Allocated, Flavor: f, Expr: "sum by (queue_name) (kai_queue_allocated_gpus" + sel + ")", TeamLabel: "queue_name"},
@@ -71,7 +73,7 @@ func (m *Model) Sources() []Query {
 		namespaces = append(namespaces, t.Namespaces...)
 	}
 	for _, f := range m.Flavors {
-		util := m.Utilization(f, alternation(namespaces))
+		util := m.Utilization(f, gpu.Alternation(namespaces))
 		if util == "" {
 			continue
 		}
@@ -107,7 +109,7 @@ func (m *Model) Utilization(f Flavor, nsRegexp string) string {
 		parts = append(parts, fmt.Sprintf("DCGM_FI_DEV_GPU_UTIL{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=\"\"} / 100", nsRegexp))
 	}
 	if len(f.MIGProfiles) > 0 {
-		parts = append(parts, fmt.Sprintf("DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=~`%s`}", nsRegexp, alternation(f.MIGProfiles)))
+		parts = append(parts, fmt.Sprintf("DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=~`%s`}", nsRegexp, gpu.Alternation(f.MIGProfiles)))
 	}
 	if len(parts) == 0 || (f.WholeGPUs && wholeFlavors > 1 && len(f.MIGProfiles) == 0) {
 		return ""

@@ -1,4 +1,4 @@
-package statement_test
+package chargeback_test
 
 import (
 	"testing"
@@ -6,7 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
 
 // mixed has two whole-GPU flavors and a MIG flavor.
@@ -34,13 +35,13 @@ a100 = 2
 mig = 1
 `
 
-func mixedModel(t *testing.T, b statement.Backend) *statement.Model {
+func mixedModel(t *testing.T, b gpu.Backend) *chargeback.Model {
 	t.Helper()
-	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(mixed)})
+	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(mixed)}, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := statement.NewModel(p, b)
+	m, err := chargeback.NewModel(p, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,22 +55,22 @@ func TestModel(t *testing.T) {
 		Price                float64
 	}
 	tests := map[string]struct {
-		backend statement.Backend
+		backend gpu.Backend
 		want    []flavor
-		quotaA  map[string]statement.Quota
+		quotaA  map[string]chargeback.Quota
 	}{
 		// Kueue: one account per flavor, in units of its resource.
 		"kueue": {
-			backend: statement.Kueue,
+			backend: gpu.Kueue,
 			want:    []flavor{{"h100", 16, 8, 4}, {"a100", 8, 0, 2}, {"mig", 14, 7, 1}},
-			quotaA:  map[string]statement.Quota{"h100": {Guaranteed: 8}, "a100": {}, "mig": {Guaranteed: 7, Lendable: 7}},
+			quotaA:  map[string]chargeback.Quota{"h100": {Guaranteed: 8}, "a100": {}, "mig": {Guaranteed: 7, Lendable: 7}},
 		},
 		// KAI: one account across flavors, in KAI's GPUs (a 3g slice is 3);
 		// the price weighted by capacity: (16*4 + 8*2 + 42*1) / 66.
 		"kai": {
-			backend: statement.KAI,
-			want:    []flavor{{statement.AllFlavors, 66, 66 - 8 - 21 - 8, (16*4 + 8*2 + 42*1) / 66.0}},
-			quotaA:  map[string]statement.Quota{statement.AllFlavors: {Guaranteed: 8 + 21, Lendable: 21}},
+			backend: gpu.KAI,
+			want:    []flavor{{chargeback.AllFlavors, 66, 66 - 8 - 21 - 8, (16*4 + 8*2 + 42*1) / 66.0}},
+			quotaA:  map[string]chargeback.Quota{chargeback.AllFlavors: {Guaranteed: 8 + 21, Lendable: 21}},
 		},
 	}
 	for name, tc := range tests {
@@ -92,7 +93,7 @@ func TestModel(t *testing.T) {
 // TestUtilization: two whole-GPU flavors cannot be told apart in
 // dcgm-exporter's series, a MIG flavor can, by GPU_I_PROFILE.
 func TestUtilization(t *testing.T) {
-	m := mixedModel(t, statement.Kueue)
+	m := mixedModel(t, gpu.Kueue)
 	got := map[string]string{}
 	for _, f := range m.Flavors {
 		got[f.Name] = m.Utilization(f, "ns")

@@ -1,4 +1,4 @@
-package statement
+package chargeback
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
 
 // Series is one result series of a Query: its labels and its values at
@@ -47,14 +49,14 @@ type Row struct {
 
 // Statement is the chargeback of a range.
 type Statement struct {
-	Pool     string    `json:"pool"`
-	Backend  Backend   `json:"backend"`
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
-	Step     string    `json:"step"`
-	Currency string    `json:"currency"`
-	Rows     []Row     `json:"rows"`
-	Total    Row       `json:"total"`
+	Pool     string      `json:"pool"`
+	Backend  gpu.Backend `json:"backend"`
+	From     time.Time   `json:"from"`
+	To       time.Time   `json:"to"`
+	Step     string      `json:"step"`
+	Currency string      `json:"currency"`
+	Rows     []Row       `json:"rows"`
+	Total    Row         `json:"total"`
 	// Coverage is the fraction of the range's steps at which the scheduler
 	// reported allocations; gaps are charged nothing (never guessed).
 	Coverage float64 `json:"coverage"`

@@ -1,4 +1,4 @@
-// Package statement is the chargeback model of an agreement: which accounts
+// Package chargeback is the chargeback model of an agreement: which accounts
 // (team × flavor) a backend's metrics can tell apart, what each was agreed,
 // the raw series that measure them, and the monthly statement computed from
 // those series. It is pure: series are handed to it, so it is tested with
@@ -7,24 +7,13 @@
 //
 // The same model feeds the PrometheusRule (render/monitor), so the recording
 // rules and the statement count the same GPUs.
-package statement
+package chargeback
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
-	"github.com/tenancy-dev/tenancy/generator/render/kai"
-)
-
-// Backend names whose metrics the model reads.
-type Backend string
-
-// The backends.
-const (
-	Kueue Backend = "kueue"
-	KAI   Backend = "kai"
 )
 
 // AllFlavors is the flavor of an account on KAI when the agreement has
@@ -35,7 +24,7 @@ const AllFlavors = "all"
 // Model is what one backend's metrics can say about an agreement.
 type Model struct {
 	Pool     string
-	Backend  Backend
+	Backend  gpu.Backend // whose metrics the model reads
 	Currency string
 	Flavors  []Flavor // in the agreement's order
 	Teams    []Team   // sorted by name
@@ -69,14 +58,10 @@ type Team struct {
 }
 
 // Quota is what a team was agreed for one flavor, in the flavor's units.
-type Quota struct {
-	Guaranteed, Lendable, Borrow int64
-}
-
-var migResource = regexp.MustCompile(`^nvidia\.com/mig-(\d+g\.\d+gb)$`)
+type Quota gpu.Sum
 
 // NewModel builds the model of a planned agreement for a backend.
-func NewModel(p *plan.Agreement, b Backend) (*Model, error) {
+func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 	m := &Model{Pool: p.Name, Backend: b, Currency: "USD"}
 	if p.Monitoring != nil {
 		m.Currency = p.Monitoring.Currency
@@ -87,22 +72,19 @@ func NewModel(p *plan.Agreement, b Backend) (*Model, error) {
 		}
 		return p.Monitoring.Price(flavor)
 	}
-	units := func(f plan.Flavor, n int64) int64 { return n }
-	if b == KAI {
-		units = func(f plan.Flavor, n int64) int64 { return n * kai.GPUsPer(f.Resource) }
-	}
+	units := b.Units()
 	switch {
-	case b == Kueue || len(p.Flavors) == 1:
+	case b == gpu.Kueue || len(p.Flavors) == 1:
 		for _, f := range p.Flavors {
-			mf := Flavor{Name: f.Name, Resources: []string{f.Resource}, Capacity: units(f, f.Capacity), Price: price(f.Name)}
+			mf := Flavor{Name: f.Name, Resources: []string{f.Resource}, Capacity: units(f.Resource, f.Capacity), Price: price(f.Name)}
 			mf.addResource(f.Resource)
 			m.Flavors = append(m.Flavors, mf)
 		}
-	case b == KAI:
+	case b == gpu.KAI:
 		all := Flavor{Name: AllFlavors}
 		var weighted float64
 		for _, f := range p.Flavors {
-			c := units(f, f.Capacity)
+			c := units(f.Resource, f.Capacity)
 			all.Capacity += c
 			weighted += float64(c) * price(f.Name)
 			all.Resources = append(all.Resources, f.Resource)
@@ -113,21 +95,16 @@ func NewModel(p *plan.Agreement, b Backend) (*Model, error) {
 		}
 		m.Flavors = []Flavor{all}
 	default:
-		return nil, fmt.Errorf("statement: unknown backend %q", b)
+		return nil, fmt.Errorf("chargeback: unknown backend %q", b)
 	}
-	for _, t := range p.Teams {
+	for i, t := range p.Teams {
 		mt := Team{Name: t.Name, Namespaces: t.Namespaces, Quotas: map[string]Quota{}}
-		for _, f := range p.Flavors {
-			q := t.Quota(f.Name)
-			name := f.Name
-			if b == KAI && len(p.Flavors) > 1 {
-				name = AllFlavors
+		if b == gpu.KAI && len(p.Flavors) > 1 {
+			mt.Quotas[AllFlavors] = Quota(gpu.TeamSum(p, &p.Teams[i], units, nil))
+		} else {
+			for _, f := range p.Flavors {
+				mt.Quotas[f.Name] = Quota(gpu.TeamSum(p, &p.Teams[i], units, gpu.Flavor(f.Name)))
 			}
-			sum := mt.Quotas[name]
-			sum.Guaranteed += units(f, q.Guaranteed)
-			sum.Lendable += units(f, q.Lendable)
-			sum.Borrow += units(f, q.Borrow)
-			mt.Quotas[name] = sum
 		}
 		m.Teams = append(m.Teams, mt)
 	}
@@ -143,11 +120,11 @@ func NewModel(p *plan.Agreement, b Backend) (*Model, error) {
 }
 
 func (f *Flavor) addResource(r string) {
-	if r == kai.WholeGPU {
+	if r == gpu.WholeGPU {
 		f.WholeGPUs = true
 	}
-	if mm := migResource.FindStringSubmatch(r); mm != nil {
-		f.MIGProfiles = append(f.MIGProfiles, mm[1])
+	if profile, ok := gpu.MIGProfile(r); ok {
+		f.MIGProfiles = append(f.MIGProfiles, profile)
 	}
 }
 
@@ -169,15 +146,6 @@ func (m *Model) Team(name string) *Team {
 		}
 	}
 	return nil
-}
-
-// alternation is a PromQL regular expression matching exactly the names.
-func alternation(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = regexp.QuoteMeta(n)
-	}
-	return strings.Join(q, "|")
 }
 
 // TeamNames returns the teams' names, sorted.

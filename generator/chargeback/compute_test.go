@@ -1,4 +1,4 @@
-package statement_test
+package chargeback_test
 
 import (
 	"errors"
@@ -9,7 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/statement"
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
 
 const pool = `version = 1
@@ -32,13 +33,13 @@ enabled = true
 h100 = 2.0
 `
 
-func model(t *testing.T, b statement.Backend) *statement.Model {
+func model(t *testing.T, b gpu.Backend) *chargeback.Model {
 	t.Helper()
-	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(pool)})
+	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(pool)}, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := statement.NewModel(p, b)
+	m, err := chargeback.NewModel(p, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,10 +47,10 @@ func model(t *testing.T, b statement.Backend) *statement.Model {
 }
 
 // gauge is a series holding v at every step of [from, from+n*step).
-func gauge(labels map[string]string, from time.Time, step time.Duration, vals ...float64) statement.Series {
-	s := statement.Series{Labels: labels}
+func gauge(labels map[string]string, from time.Time, step time.Duration, vals ...float64) chargeback.Series {
+	s := chargeback.Series{Labels: labels}
 	for i, v := range vals {
-		s.Points = append(s.Points, statement.Point{T: from.Add(time.Duration(i) * step), V: v})
+		s.Points = append(s.Points, chargeback.Point{T: from.Add(time.Duration(i) * step), V: v})
 	}
 	return s
 }
@@ -58,35 +59,35 @@ func TestCompute(t *testing.T) {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	step := time.Hour
 	to := from.Add(4 * step)
-	m := model(t, statement.Kueue)
-	q := func(k statement.Kind) statement.Query {
-		return statement.Query{Kind: k, TeamLabel: "cluster_queue", FlavorLabel: "flavor"}
+	m := model(t, gpu.Kueue)
+	q := func(k chargeback.Kind) chargeback.Query {
+		return chargeback.Query{Kind: k, TeamLabel: "cluster_queue", FlavorLabel: "flavor"}
 	}
 	cq := func(team string) map[string]string { return map[string]string{"cluster_queue": team, "flavor": "h100"} }
 	// Four hours: research uses its 12 in the first two and nothing after;
 	// training uses 12, then 24 once research is idle (4 from the
 	// unassigned capacity, 8 lent by research); the third hour has no
 	// scheduler data at all (a gap); inference idles.
-	results := []statement.Result{
-		{Query: q(statement.Allocated), Series: []statement.Series{
+	results := []chargeback.Result{
+		{Query: q(chargeback.Allocated), Series: []chargeback.Series{
 			gauge(cq("training"), from, step, 12, 12),
-			{Labels: cq("training"), Points: []statement.Point{{T: from.Add(3 * step), V: 24}}},
+			{Labels: cq("training"), Points: []chargeback.Point{{T: from.Add(3 * step), V: 24}}},
 			gauge(cq("research"), from, step, 12, 12),
-			{Labels: cq("research"), Points: []statement.Point{{T: from.Add(3 * step), V: 0}}},
+			{Labels: cq("research"), Points: []chargeback.Point{{T: from.Add(3 * step), V: 0}}},
 			gauge(cq("inference"), from, step, 0, 0),
-			{Labels: cq("inference"), Points: []statement.Point{{T: from.Add(3 * step), V: 0}}},
+			{Labels: cq("inference"), Points: []chargeback.Point{{T: from.Add(3 * step), V: 0}}},
 		}},
-		{Query: q(statement.Guaranteed), Series: []statement.Series{
+		{Query: q(chargeback.Guaranteed), Series: []chargeback.Series{
 			gauge(cq("training"), from, step, 12, 12, 12, 12),
 			gauge(cq("research"), from, step, 12, 12, 12, 12),
 			gauge(cq("inference"), from, step, 4, 4, 4, 4),
 		}},
-		{Query: statement.Query{Kind: statement.UtilSum, Flavor: "h100", TeamLabel: "namespace"}, Series: []statement.Series{
+		{Query: chargeback.Query{Kind: chargeback.UtilSum, Flavor: "h100", TeamLabel: "namespace"}, Series: []chargeback.Series{
 			gauge(map[string]string{"namespace": "research"}, from, step, 6, 6),
 			gauge(map[string]string{"namespace": "notebooks"}, from, step, 0, 0),
 			gauge(map[string]string{"namespace": "elsewhere"}, from, step, 9, 9),
 		}},
-		{Query: statement.Query{Kind: statement.UtilCount, Flavor: "h100", TeamLabel: "namespace"}, Series: []statement.Series{
+		{Query: chargeback.Query{Kind: chargeback.UtilCount, Flavor: "h100", TeamLabel: "namespace"}, Series: []chargeback.Series{
 			gauge(map[string]string{"namespace": "research"}, from, step, 8, 8),
 			gauge(map[string]string{"namespace": "notebooks"}, from, step, 4, 4),
 			gauge(map[string]string{"namespace": "elsewhere"}, from, step, 9, 9),
@@ -97,7 +98,7 @@ func TestCompute(t *testing.T) {
 		t.Fatal(err)
 	}
 	half := 0.5
-	want := []statement.Row{
+	want := []chargeback.Row{
 		{Team: "inference", Flavor: "h100", Guaranteed: 12, Idle: 12, Cost: 24},
 		{Team: "research", Flavor: "h100", Guaranteed: 36, Allocated: 24, Idle: 12, Lent: 8, Utilization: &half, Cost: 72},
 		{Team: "training", Flavor: "h100", Guaranteed: 36, Allocated: 48, Borrowed: 12, Cost: 96},
@@ -116,21 +117,21 @@ func TestCompute(t *testing.T) {
 func TestComputeErrors(t *testing.T) {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	step := time.Hour
-	m := model(t, statement.Kueue)
-	alloc := statement.Query{Kind: statement.Allocated, TeamLabel: "cluster_queue", FlavorLabel: "flavor"}
-	var unknown *statement.UnknownTeamError
-	_, err := m.Compute([]statement.Result{{Query: alloc, Series: []statement.Series{
+	m := model(t, gpu.Kueue)
+	alloc := chargeback.Query{Kind: chargeback.Allocated, TeamLabel: "cluster_queue", FlavorLabel: "flavor"}
+	var unknown *chargeback.UnknownTeamError
+	_, err := m.Compute([]chargeback.Result{{Query: alloc, Series: []chargeback.Series{
 		gauge(map[string]string{"cluster_queue": "ghosts", "flavor": "h100"}, from, step, 1)}}}, from, from.Add(step), step)
 	if !errors.As(err, &unknown) || unknown.Team != "ghosts" {
 		t.Errorf("unknown team: got %v, want an UnknownTeamError for ghosts", err)
 	}
-	if _, err := m.Compute([]statement.Result{{Query: alloc}}, from, from.Add(step), step); !errors.Is(err, statement.ErrNoSeries) {
+	if _, err := m.Compute([]chargeback.Result{{Query: alloc}}, from, from.Add(step), step); !errors.Is(err, chargeback.ErrNoSeries) {
 		t.Errorf("no series: got %v, want ErrNoSeries", err)
 	}
 }
 
 func TestKAIModelCountsAcrossFlavors(t *testing.T) {
-	m := model(t, statement.KAI)
+	m := model(t, gpu.KAI)
 	if len(m.Flavors) != 1 || m.Flavors[0].Name != "h100" || m.Flavors[0].Unassigned != 4 {
 		t.Errorf("KAI model flavors %+v, want h100 with 4 unassigned", m.Flavors)
 	}

@@ -1,0 +1,73 @@
+package kueue
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+// Kueue's ClusterQueue API allows at most 64 flavors in a resource group and
+// 64 covered resources; cpu and memory take two of the latter.
+const (
+	maxFlavors   = 64
+	maxResources = 62
+	// maxCombinations is Kueue's webhook limit on flavor-resource pairs in
+	// a resource group. The Kueue backend puts every flavor in one group,
+	// each listing every GPU resource plus cpu and memory.
+	maxCombinations = 512
+)
+
+// A Kueue ResourceFlavor holds at most 8 node labels and 8 tolerations
+// (MaxProperties and MaxItems in its CRD); the API server rejects more.
+const (
+	maxNodeLabels  = 8
+	maxTolerations = 8
+)
+
+// HostnameLabel is the node label Kueue accepts only as the finest topology
+// level.
+const HostnameLabel = "kubernetes.io/hostname"
+
+// Check reports what Kueue's API refuses of the plan: more flavors,
+// resources or flavor-resource combinations than a ClusterQueue's resource
+// group holds, ResourceFlavors with too many node labels or tolerations, and
+// the hostname label anywhere but the finest topology level. Messages start
+// with "kueue: ", as KAI's start with "kai: ", so a reader of tenancy check
+// knows which backend says so.
+func (Renderer) Check(p *plan.Agreement) diag.List {
+	r := &diag.Reporter{File: p.File}
+	if len(p.Flavors) > maxFlavors {
+		o := p.Flavors[maxFlavors].Origin
+		r.Errorf(field.ErrorTypeTooMany, o.Pos, o.Path, "kueue: at most %d flavors are supported (Kueue's limit per resource group)", maxFlavors)
+	}
+	resources := map[string]bool{}
+	for _, f := range p.Flavors {
+		resources[f.Resource] = true
+		if len(f.NodeLabelOrigins) > maxNodeLabels {
+			o := f.NodeLabelOrigins[maxNodeLabels]
+			r.Errorf(field.ErrorTypeTooMany, o.Pos, o.Path, "kueue: a flavor can have at most %d node labels (Kueue's ResourceFlavor limit), got %d", maxNodeLabels, len(f.NodeLabelOrigins))
+		}
+		if len(f.Tolerations) > maxTolerations {
+			o := f.Tolerations[maxTolerations].Origin
+			r.Errorf(field.ErrorTypeTooMany, o.Pos, o.Path, "kueue: a flavor can have at most %d tolerations (Kueue's ResourceFlavor limit), got %d", maxTolerations, len(f.Tolerations))
+		}
+	}
+	if len(p.Flavors) > 0 {
+		first := p.Flavors[0].Origin.Pos
+		if len(resources) > maxResources {
+			r.Errorf(field.ErrorTypeTooMany, first, field.NewPath("flavors"), "kueue: at most %d distinct resources are supported", maxResources)
+		} else if combos := len(p.Flavors) * (len(resources) + 2); combos > maxCombinations {
+			r.Errorf(field.ErrorTypeTooMany, first, field.NewPath("flavors"), "kueue: %d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(p.Flavors), len(resources), combos, maxCombinations)
+		}
+	}
+	if t := p.Topology; t != nil {
+		for i, l := range t.Levels {
+			if l == HostnameLabel && i < len(t.Levels)-1 {
+				o := t.LevelOrigins[i]
+				r.Errorf(field.ErrorTypeForbidden, o.Pos, o.Path, "kueue: %s can only be the last (finest) level: Kueue rejects it anywhere else", HostnameLabel)
+			}
+		}
+	}
+	return r.List
+}
