@@ -1,23 +1,35 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
 func runCheck(e *env, args []string) int {
-	fs := newFlagSet(e, "check", "check [FILE]", `
-Validate the agreement in FILE (default ./tenancy.toml) without rendering it;
-a FILE of - reads it from stdin. Every problem is reported at once on stderr
-as file:line:col: field: message, the file named <stdin> for stdin.
+	fs := newFlagSet(e, "check", "check [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]", `
+Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
+exactly as render does, without writing manifests: an agreement check accepts
+renders, and one it refuses fails render with the same messages. Every
+problem is reported at once on stderr as file:line:col: field: message, the
+file named <stdin> for stdin.
+
+With --backend, the checks are those of that backend's render. Without it,
+the agreement is checked for both backends, and every message that only one
+backend gives starts with its name ("kueue: " or "kai: "), as it does in
+render's output; the agreement is valid only if both accept it.
+
 Exit status 0 when the agreement is valid (warnings may still be printed),
 1 when it is not, 2 on a usage error.
 
 Examples:
-  tenancy check                      # ./tenancy.toml
-  tenancy check clusters/prod/tenancy.toml
+  tenancy check                      # ./tenancy.toml, for Kueue and KAI
+  tenancy check --backend kai clusters/prod/tenancy.toml
   git show main:tenancy.toml | tenancy check -   # the agreement on main`)
+	backend := fs.String("backend", "", "scheduler to check for: kueue or kai (default both)")
+	kueueAPI := fs.String("kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -26,11 +38,67 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, warnings, code := checkFile(e, path, generator.Options{})
-	if p == nil {
-		return code
+	backends := generator.Backends
+	if *backend != "" {
+		backends = []generator.Backend{generator.Backend(*backend)}
 	}
-	printDiagnostics(e, warnings)
+	var opts []generator.Options
+	for _, b := range backends {
+		o, err := generator.Options{Backend: b, KueueAPI: *kueueAPI}.Normalize()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
+			return exitUsage
+		}
+		opts = append(opts, o)
+	}
+	src, err := readAgreement(e, path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+		return exitFailure
+	}
+	diags, err := checkBackends(src, opts)
+	if err != nil {
+		return reportError(e, err)
+	}
+	printDiagnostics(e, diags)
 	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	return exitOK
+}
+
+// checkBackends checks src for each of opts and merges what they say: the
+// agreement's own diagnostics, the same for every backend, once; each
+// backend's own, which its message names, beside them. It returns the
+// warnings of a valid agreement, or an *AgreementError holding every
+// diagnostic when any backend refuses it.
+func checkBackends(src generator.Source, opts []generator.Options) (diag.List, error) {
+	var all diag.List
+	seen := map[string]bool{}
+	add := func(ds diag.List) {
+		for _, d := range ds {
+			key := string(d.Severity) + "\x00" + string(d.Type) + "\x00" + d.String()
+			if !seen[key] {
+				seen[key] = true
+				all = append(all, d)
+			}
+		}
+	}
+	failed := false
+	for _, o := range opts {
+		_, warnings, err := generator.Check(src, o)
+		var ae *generator.AgreementError
+		switch {
+		case errors.As(err, &ae):
+			failed = true
+			add(ae.Diagnostics)
+		case err != nil:
+			return nil, err
+		default:
+			add(warnings)
+		}
+	}
+	all.Sort()
+	if failed {
+		return nil, &generator.AgreementError{Diagnostics: all}
+	}
+	return all, nil
 }

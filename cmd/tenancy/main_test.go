@@ -232,8 +232,12 @@ func TestUsageErrorsExitTwoWithNothingOnStdout(t *testing.T) {
 			wantStderr: []string{"tenancy render: flag provided but not defined: -bakend\n", "Run 'tenancy render --help' for usage.\n"},
 		},
 		"unknown flag after FILE": {
-			args:       []string{"check", "tenancy.toml", "--backend", "kai"},
-			wantStderr: []string{"tenancy check: flag provided but not defined: -backend\n"},
+			args:       []string{"check", "tenancy.toml", "--bakend", "kai"},
+			wantStderr: []string{"tenancy check: flag provided but not defined: -bakend\n"},
+		},
+		"unknown check --backend value": {
+			args:       []string{"check", "--backend", "volcano"},
+			wantStderr: []string{"tenancy check: invalid options: backend \"volcano\": must be kueue or kai\n"},
 		},
 		"unknown --backend value": {
 			args:       []string{"render", "--backend", "volcano"},
@@ -299,7 +303,8 @@ func TestHelpExitsZero(t *testing.T) {
 			args:       []string{"render", "tenancy.toml", "-h"},
 			wantStdout: "scheduler to render for: kueue or kai",
 		},
-		"check --help": {args: []string{"check", "--help"}, wantStdout: "Validate the agreement in FILE (default ./tenancy.toml)"},
+		"check --help": {args: []string{"check", "--help"}, wantStdout: "Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)\nexactly as render does"},
+		"check --help names the backend prefix": {args: []string{"check", "--help"}, wantStdout: `starts with its name ("kueue: " or "kai: ")`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -391,15 +396,24 @@ func TestCheckValid(t *testing.T) {
 		args       []string
 		wantStderr string
 	}{
-		"reference agreement": {
+		"reference agreement, for Kueue": {
 			agreement:  rootAgreementText(t),
-			args:       []string{"check"},
+			args:       []string{"check", "--backend", "kueue"},
 			wantStderr: "tenancy.toml: valid\n",
+		},
+		"reference agreement, for both backends: KAI's warnings, named": {
+			agreement: rootAgreementText(t),
+			args:      []string{"check"},
+			wantStderr: "tenancy.toml:14:12: warning: priorities.critical: kai: KAI treats PriorityClass values below 100 as preemptible (may borrow) and the others as non-preemptible (quota only): the PriorityClasses get critical 1000 -> 99, standard 100 -> 98, scavenger 10 -> 97, in the agreement's order\n" +
+				"tenancy.toml:22:12: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n" +
+				"tenancy.toml: valid\n",
 		},
 		"warnings do not fail the check": {
 			agreement:  warningAgreement,
 			args:       []string{"check", "tenancy.toml"},
-			wantStderr: "tenancy.toml:7:10: warning: teams.training.borrow: borrow (8) exceeds the 0 GPUs of flavor h100 the other teams can lend: at most 0 can ever be borrowed\ntenancy.toml: valid\n",
+			wantStderr: "tenancy.toml:7:10: warning: teams.training.borrow: borrow (8) exceeds the 0 GPUs of flavor h100 the other teams can lend: at most 0 can ever be borrowed\n" +
+				"tenancy.toml:7:10: warning: teams.training.borrow: kai: a team that never lends sits in the gpu-pool-reserved subtree, whose limit equals its quota: it cannot borrow the 8 GPUs the agreement allows\n" +
+				"tenancy.toml: valid\n",
 		},
 	}
 	for name, tc := range tests {

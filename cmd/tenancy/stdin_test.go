@@ -97,12 +97,12 @@ tenancy: <stdin> is invalid: 1 error(s)
 		},
 		"check - valid": {
 			stdin:      strings.NewReader(reference),
-			args:       []string{"check", "-"},
+			args:       []string{"check", "--backend", "kueue", "-"},
 			wantStderr: "<stdin>: valid\n",
 		},
 		"check - valid with a warning": {
 			stdin:      strings.NewReader(warningAgreement),
-			args:       []string{"check", "-"},
+			args:       []string{"check", "--backend", "kueue", "-"},
 			wantStderr: "<stdin>:7:10: warning: teams.training.borrow: borrow (8) exceeds the 0 GPUs of flavor h100 the other teams can lend: at most 0 can ever be borrowed\n<stdin>: valid\n",
 		},
 		"check - invalid": {

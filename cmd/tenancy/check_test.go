@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// kaiRefused is accepted by Kueue and refused by KAI: a priority name
+// Kubernetes reserves, and a team named like the pool's shared subtree.
+const kaiRefused = `version = 1
+name = "gpu-pool"
+[flavors.h100]
+capacity = 16
+[priorities]
+system-high = 90
+[teams.gpu-pool-shared]
+guaranteed = 8
+lendable = 8
+[teams.b]
+guaranteed = 8
+lendable = 8
+`
+
+// TestCheckFailsWhereRenderFails: tenancy check exits 1 with exactly the
+// diagnostics tenancy render --backend kai prints, without a flag (both
+// backends) and with --backend kai; with --backend kueue it passes, as
+// render does.
+func TestCheckFailsWhereRenderFails(t *testing.T) {
+	files := map[string]string{"tenancy.toml": kaiRefused}
+	_, rout, rerr, rcode := runInTempDir(t, files, "render", "--backend", "kai")
+	if rcode != exitFailure || rout != "" {
+		t.Fatalf("render --backend kai: exit %d, stdout %q; want 1 and nothing", rcode, rout)
+	}
+	want := `tenancy.toml:6:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses
+tenancy.toml:7:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared
+tenancy: tenancy.toml is invalid: 2 error(s)
+`
+	if diff := cmp.Diff(want, rerr); diff != "" {
+		t.Errorf("render --backend kai stderr (-want,+got):\n%s", diff)
+	}
+	for _, args := range [][]string{{"check"}, {"check", "--backend", "kai"}, {"check", "tenancy.toml", "--backend=kai"}} {
+		_, out, stderr, code := runInTempDir(t, files, args...)
+		if code != exitFailure || out != "" {
+			t.Errorf("%s: exit %d, stdout %q; want 1 and nothing", strings.Join(args, " "), code, out)
+		}
+		if diff := cmp.Diff(rerr, stderr); diff != "" {
+			t.Errorf("%s: stderr differs from render --backend kai's (-render,+check):\n%s", strings.Join(args, " "), diff)
+		}
+	}
+	_, _, stderr, code := runInTempDir(t, files, "check", "--backend", "kueue")
+	if code != exitOK || stderr != "tenancy.toml: valid\n" {
+		t.Errorf("check --backend kueue: exit %d, stderr %q; want 0 and valid", code, stderr)
+	}
+	if _, _, _, code := runInTempDir(t, files, "render", "--backend", "kueue"); code != exitOK {
+		t.Errorf("render --backend kueue: exit %d, want 0", code)
+	}
+}
+
+// TestCheckBothBackendsSaysOnce: a problem of the agreement itself is the
+// same for both backends and is printed once; each backend's own problems are
+// printed beside it, named by their prefix.
+func TestCheckBothBackendsSaysOnce(t *testing.T) {
+	files := map[string]string{"tenancy.toml": strings.Replace(kaiRefused, "lendable = 8\n[teams.b]", "lendible = 8\n[teams.b]", 1)}
+	_, _, stderr, code := runInTempDir(t, files, "check")
+	if code != exitFailure {
+		t.Errorf("exit %d, want 1", code)
+	}
+	want := `tenancy.toml:6:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses
+tenancy.toml:7:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared
+tenancy.toml:9:1: teams.gpu-pool-shared.lendible: unknown key "lendible" (did you mean "lendable"?)
+tenancy: tenancy.toml is invalid: 3 error(s)
+`
+	if diff := cmp.Diff(want, stderr); diff != "" {
+		t.Errorf("stderr (-want,+got):\n%s", diff)
+	}
+}

@@ -1,0 +1,147 @@
+package generator_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/examples"
+)
+
+// checkOptions are the option sets render accepts, each one backend's render.
+var checkOptions = map[string]generator.Options{
+	"kueue v1beta2": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
+	"kueue v1beta1": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
+	"kai":           {Backend: generator.KAI},
+}
+
+// repositoryAgreements reads every TOML file of the repository: the shipped
+// agreements (examples.Sources) and every fixture under a testdata directory,
+// the broken ones included, so a new fixture is covered without a list.
+func repositoryAgreements(t *testing.T) map[string]generator.Source {
+	t.Helper()
+	root := examples.Root(t)
+	out := examples.Sources(t)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() || !strings.HasSuffix(path, ".toml") || !strings.Contains(rel, "testdata/") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out[rel] = generator.Source{Path: rel, Data: data}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// verdict is what Check or Render says of an agreement: its diagnostics,
+// each with its severity, type, position, field path and message, and
+// whether it failed.
+func verdict(t *testing.T, warnings []generator.Diagnostic, err error) (failed bool, diags []string) {
+	t.Helper()
+	var ae *generator.AgreementError
+	switch {
+	case errors.As(err, &ae):
+		failed, warnings = true, ae.Diagnostics
+	case err != nil:
+		t.Fatalf("not an *AgreementError: %v", err)
+	}
+	for _, d := range warnings {
+		diags = append(diags, string(d.Severity)+" "+string(d.Type)+" "+d.String())
+	}
+	return failed, diags
+}
+
+// TestCheckIsRenderWithoutOutput: for every agreement of the repository and
+// every fixture, and each backend, Check and Render give the same verdict and
+// the same diagnostics, so CI running tenancy check fails exactly when the
+// Argo CD sync would.
+func TestCheckIsRenderWithoutOutput(t *testing.T) {
+	invalid := map[string]int{}
+	for path, src := range repositoryAgreements(t) {
+		for name, opts := range checkOptions {
+			t.Run(path+"/"+name, func(t *testing.T) {
+				_, cw, cerr := generator.Check(src, opts)
+				checkFailed, checkDiags := verdict(t, cw, cerr)
+				res, rerr := generator.Render(src, opts)
+				var rw []generator.Diagnostic
+				if res != nil {
+					rw = res.Warnings
+				}
+				renderFailed, renderDiags := verdict(t, rw, rerr)
+				if checkFailed != renderFailed {
+					t.Errorf("Check failed = %v, Render failed = %v", checkFailed, renderFailed)
+				}
+				if diff := cmp.Diff(renderDiags, checkDiags); diff != "" {
+					t.Errorf("diagnostics (-render,+check):\n%s", diff)
+				}
+				if checkFailed {
+					invalid[name]++
+				}
+			})
+		}
+	}
+	// The broken fixtures (kustomize/testdata/broken-agreement, TOML syntax
+	// errors, ...) must be among them, or the test proves little.
+	for name := range checkOptions {
+		if invalid[name] < 2 {
+			t.Errorf("%s: only %d invalid agreements among the fixtures, want the broken ones", name, invalid[name])
+		}
+	}
+}
+
+// TestCheckRefusesWhatKAIRefuses is the case that made check and render
+// disagree: a priority named system-high and a team named like the pool's
+// shared subtree are accepted by Kueue and refused by KAI, by Check as by
+// Render.
+func TestCheckRefusesWhatKAIRefuses(t *testing.T) {
+	src := generator.Source{Path: "tenancy.toml", Data: []byte(`version = 1
+name = "gpu-pool"
+[flavors.h100]
+capacity = 16
+[priorities]
+system-high = 90
+[teams.gpu-pool-shared]
+guaranteed = 8
+lendable = 8
+[teams.b]
+guaranteed = 8
+lendable = 8
+`)}
+	if _, _, err := generator.Check(src, generator.Options{Backend: generator.Kueue}); err != nil {
+		t.Errorf("Check for Kueue: %v", err)
+	}
+	_, _, cerr := generator.Check(src, generator.Options{Backend: generator.KAI})
+	_, rerr := generator.Render(src, generator.Options{Backend: generator.KAI})
+	_, checkDiags := verdict(t, nil, cerr)
+	_, renderDiags := verdict(t, nil, rerr)
+	want := []string{
+		`error FieldValueForbidden tenancy.toml:6:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses`,
+		`error FieldValueDuplicate tenancy.toml:7:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared`,
+	}
+	if diff := cmp.Diff(want, checkDiags); diff != "" {
+		t.Errorf("Check for KAI (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, renderDiags); diff != "" {
+		t.Errorf("Render for KAI (-want,+got):\n%s", diff)
+	}
+}
