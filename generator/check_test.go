@@ -110,23 +110,15 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 }
 
 // TestCheckRefusesWhatKAIRefuses is the case that made check and render
-// disagree: a priority named system-high and a team named like the pool's
-// shared subtree are accepted by Kueue and refused by KAI, by Check as by
-// Render.
+// disagree (cmd/tenancy/testdata/check/kai-refused.toml): a priority named
+// system-high and a team named like the pool's shared subtree are accepted
+// by Kueue and refused by KAI, by Check as by Render.
 func TestCheckRefusesWhatKAIRefuses(t *testing.T) {
-	src := generator.Source{Path: "tenancy.toml", Data: []byte(`version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 16
-[priorities]
-system-high = 90
-[teams.gpu-pool-shared]
-guaranteed = 8
-lendable = 8
-[teams.b]
-guaranteed = 8
-lendable = 8
-`)}
+	data, err := os.ReadFile(filepath.Join(examples.Root(t), "cmd", "tenancy", "testdata", "check", "kai-refused.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := generator.Source{Path: "tenancy.toml", Data: data}
 	if _, _, err := generator.Check(src, generator.Options{Backend: generator.Kueue}); err != nil {
 		t.Errorf("Check for Kueue: %v", err)
 	}
@@ -135,8 +127,8 @@ lendable = 8
 	_, checkDiags := verdict(t, nil, cerr)
 	_, renderDiags := verdict(t, nil, rerr)
 	want := []string{
-		`error FieldValueForbidden tenancy.toml:6:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses`,
-		`error FieldValueDuplicate tenancy.toml:7:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared`,
+		`error FieldValueForbidden tenancy.toml:9:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses`,
+		`error FieldValueDuplicate tenancy.toml:10:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared`,
 	}
 	if diff := cmp.Diff(want, checkDiags); diff != "" {
 		t.Errorf("Check for KAI (-want,+got):\n%s", diff)

@@ -303,7 +303,7 @@ func TestHelpExitsZero(t *testing.T) {
 			args:       []string{"render", "tenancy.toml", "-h"},
 			wantStdout: "scheduler to render for: kueue or kai",
 		},
-		"check --help": {args: []string{"check", "--help"}, wantStdout: "Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)\nexactly as render does"},
+		"check --help":                          {args: []string{"check", "--help"}, wantStdout: "Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)\nexactly as render does"},
 		"check --help names the backend prefix": {args: []string{"check", "--help"}, wantStdout: `starts with its name ("kueue: " or "kai: ")`},
 	}
 	for name, tc := range tests {
@@ -409,8 +409,8 @@ func TestCheckValid(t *testing.T) {
 				"tenancy.toml: valid\n",
 		},
 		"warnings do not fail the check": {
-			agreement:  warningAgreement,
-			args:       []string{"check", "tenancy.toml"},
+			agreement: warningAgreement,
+			args:      []string{"check", "tenancy.toml"},
 			wantStderr: "tenancy.toml:7:10: warning: teams.training.borrow: borrow (8) exceeds the 0 GPUs of flavor h100 the other teams can lend: at most 0 can ever be borrowed\n" +
 				"tenancy.toml:7:10: warning: teams.training.borrow: kai: a team that never lends sits in the gpu-pool-reserved subtree, whose limit equals its quota: it cannot borrow the 8 GPUs the agreement allows\n" +
 				"tenancy.toml: valid\n",

@@ -32,24 +32,6 @@ name = "gpu-pool"
 capacity = 32
 `
 
-// flavorsOf returns an agreement with n flavors, each of its own MIG
-// resource when distinct is set, and one team guaranteed one of each.
-func flavorsOf(n int, distinct bool) string {
-	var b strings.Builder
-	b.WriteString("version = 1\nname = \"gpu-pool\"\n")
-	for i := range n {
-		resource := "nvidia.com/gpu"
-		if distinct {
-			resource = fmt.Sprintf("nvidia.com/mig-%dg.10gb", i+1)
-		}
-		fmt.Fprintf(&b, "[flavors.f%02d]\nresource = %q\ncapacity = 1\n", i, resource)
-	}
-	for i := range n {
-		fmt.Fprintf(&b, "[teams.a.flavors.f%02d]\nguaranteed = 1\n", i)
-	}
-	return b.String()
-}
-
 // backends are the option sets every case is rendered with.
 var backends = map[string]generator.Options{
 	"kueue v1beta2": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
@@ -547,8 +529,6 @@ guaranteed = 16
 `,
 			want: diag.List{errAt(7, 1, "teams.a.guaranteed", field.ErrorTypeDuplicate)},
 		},
-		"64 flavors":                 {src: flavorsOf(64, false)},
-		"21 flavors of 21 resources": {src: flavorsOf(21, true)},
 		"file over 1 MiB": {
 			src:  strings.Repeat("#", generator.MaxAgreementSize+1),
 			want: diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: "tenancy.toml"}},
