@@ -1,9 +1,6 @@
 package plan
 
-import (
-	"github.com/tenancy-dev/tenancy/generator/agreement"
-	"github.com/tenancy-dev/tenancy/generator/diag"
-)
+import "github.com/tenancy-dev/tenancy/generator/agreement"
 
 // Monitoring is the [monitoring] table, defaults applied: what the
 // PrometheusRule, the dashboard and tenancy report need beyond the quotas.
@@ -19,7 +16,6 @@ type Monitoring struct {
 	OwnerWaitingMinutes  int64
 	SquattingUtilization int64 // percent
 	SquattingHours       int64
-	Origin               diag.Origin
 }
 
 // Price returns a flavor's price per GPU-hour, 0 when the agreement gives none.
@@ -38,7 +34,6 @@ func buildMonitoring(m *agreement.Monitoring) *Monitoring {
 		OwnerWaitingMinutes:  m.OwnerWaitingMinutes.Value,
 		SquattingUtilization: m.SquattingUtilization.Value,
 		SquattingHours:       m.SquattingHours.Value,
-		Origin:               diag.Origin{Pos: m.Pos, Path: m.Path},
 	}
 	for _, l := range m.RuleLabels {
 		if out.RuleLabels == nil {
