@@ -73,3 +73,21 @@ tenancy: tenancy.toml is invalid: 3 error(s)
 		t.Errorf("stderr (-want,+got):\n%s", diff)
 	}
 }
+
+// TestArgoCDReportsWhatRenderReports: the Argo CD plugin, asked for KAI,
+// fails the sync with the diagnostics render --backend kai prints (the KRM
+// function's case is kustomize/testdata/kai-refused).
+func TestArgoCDReportsWhatRenderReports(t *testing.T) {
+	files := map[string]string{"tenancy.toml": kaiRefused(t)}
+	_, _, rerr, _ := runInTempDir(t, files, "render", "--backend", "kai")
+	dir := appDir(t, map[string][]byte{"tenancy.toml": []byte(kaiRefused(t))})
+	stdout, stderr, code := argocdRun(dir, []string{`ARGOCD_APP_PARAMETERS=[{"name":"backend","string":"kai"}]`, "PARAM_BACKEND=kai"}, "generate")
+	if code != exitFailure || stdout != "" {
+		t.Fatalf("argocd generate: exit %d, stdout %q; want 1 and nothing", code, stdout)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(rerr), "\n") {
+		if strings.HasPrefix(line, "tenancy.toml:") && !strings.Contains(stderr, line) {
+			t.Errorf("argocd generate's stderr lacks render's %q:\n%s", line, stderr)
+		}
+	}
+}
