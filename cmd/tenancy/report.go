@@ -48,7 +48,7 @@ Examples:
 	fromFlag := fs.String("from", "", "start of the range: RFC 3339 or relative (-30d) (required)")
 	toFlag := fs.String("to", "now", "end of the range: RFC 3339 or relative")
 	stepFlag := model.Duration(time.Minute)
-	fs.Var(&stepFlag, "step", "integration step, a Prometheus duration (30s, 1m, 1h): one value per step, held for the step")
+	fs.Var(promDuration{&stepFlag}, "step", "integration step, a Prometheus duration (30s, 1m, 1h): one value per step, held for the step")
 	output := fs.String("output", "table", "table, csv, json or markdown")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -153,6 +153,11 @@ Examples:
 	}
 	return exitOK
 }
+
+// promDuration is a Prometheus duration (30s, 5m, 1d) as a flag value.
+type promDuration struct{ *model.Duration }
+
+func (promDuration) Type() string { return "duration" }
 
 // parseTime reads RFC 3339, "now", or a minus sign and a Prometheus duration
 // (-30d, -12h, -1d12h).

@@ -172,7 +172,7 @@ func TestQueryRangeErrors(t *testing.T) {
 func TestReportStep(t *testing.T) {
 	for _, step := range []string{"1.5m", "500ms", "1x"} {
 		stdout, stderr, code := runIn(".", "report", "--prometheus", "http://127.0.0.1:1", "--from", "-1h", "--step", step)
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "step") {
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--step") {
 			t.Errorf("--step %s: exit %d, stdout %q, stderr %q; want exit 2 naming --step", step, code, stdout, stderr)
 		}
 	}
