@@ -276,22 +276,22 @@ func knownFields(path string) []string {
 	return names
 }
 
-// position is where field's key is in the functionConfig, for ordering.
+// position is where field's key is in the functionConfig, for ordering;
+// 0, 0 when it is not there.
 func position(node *yaml.RNode, field string) (line, col int) {
-	n, err := node.Pipe(yaml.Lookup(strings.Split(field, ".")...))
-	if err != nil || n == nil {
-		return 0, 0
-	}
+	path := strings.Split(field, ".")
 	parent := node
-	if i := strings.LastIndex(field, "."); i >= 0 {
-		if parent, err = node.Pipe(yaml.Lookup(strings.Split(field[:i], ".")...)); err != nil || parent == nil {
-			return n.YNode().Line, n.YNode().Column
+	if len(path) > 1 {
+		var err error
+		if parent, err = node.Pipe(yaml.Lookup(path[:len(path)-1]...)); err != nil || parent == nil {
+			return 0, 0
 		}
 	}
-	if f := parent.Field(field[strings.LastIndex(field, ".")+1:]); f != nil {
-		return f.Key.YNode().Line, f.Key.YNode().Column
+	f := parent.Field(path[len(path)-1])
+	if f == nil {
+		return 0, 0
 	}
-	return n.YNode().Line, n.YNode().Column
+	return f.Key.YNode().Line, f.Key.YNode().Column
 }
 
 func deref(s *string) string {
