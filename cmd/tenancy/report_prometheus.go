@@ -106,7 +106,11 @@ func (c *promClient) explain(q statement.Query, err error) error {
 	case promv1.ErrClient, promv1.ErrServer, promv1.ErrBadResponse:
 		// An HTTP status or body that is not the API's: a wrong URL, a proxy
 		// page. Say what came back, briefly.
-		return fmt.Errorf("prometheus %s: /api/v1/query_range: not a Prometheus API response (%s): %.200s", c.base, apiErr.Msg, apiErr.Detail)
+		msg := fmt.Sprintf("prometheus %s: /api/v1/query_range: not a Prometheus API response (%.200s)", c.base, apiErr.Msg)
+		if apiErr.Detail != "" {
+			msg += fmt.Sprintf(": %.200s", apiErr.Detail)
+		}
+		return errors.New(msg)
 	}
 	return fmt.Errorf("prometheus %s: %s: %s: %s", c.base, q.Expr, apiErr.Type, apiErr.Msg)
 }
