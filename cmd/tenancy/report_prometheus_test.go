@@ -177,3 +177,44 @@ func TestReportStep(t *testing.T) {
 		}
 	}
 }
+
+// TestReportAgainstFakePrometheus runs tenancy report end to end against the
+// fake: two hours in which every team uses exactly its guarantee.
+func TestReportAgainstFakePrometheus(t *testing.T) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	teams := []struct {
+		name string
+		gpus int
+	}{{"training", 12}, {"research", 12}, {"inference", 4}}
+	fake := &fakePrometheus{handle: func(r rangeRequest) (int, string) {
+		if !strings.Contains(r.query, "kueue_cluster_queue_resource_usage") && !strings.Contains(r.query, "kueue_cluster_queue_nominal_quota") {
+			return http.StatusOK, `{"status":"success","data":{"resultType":"matrix","result":[]}}`
+		}
+		var series []string
+		for _, tm := range teams {
+			var values []string
+			for ts := r.start; ts <= r.end; ts += r.step {
+				values = append(values, fmt.Sprintf(`[%s,"%d"]`, strconv.FormatFloat(ts, 'f', -1, 64), tm.gpus))
+			}
+			series = append(series, fmt.Sprintf(`{"metric":{"cluster_queue":%q,"flavor":"h100"},"values":[%s]}`, tm.name, strings.Join(values, ",")))
+		}
+		return http.StatusOK, `{"status":"success","data":{"resultType":"matrix","result":[` + strings.Join(series, ",") + `]}}`
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+
+	stdout, stderr, code := runIn(".", "report", "../../generator/testdata/monitoring/tenancy.toml", "--prometheus", srv.URL,
+		"--from", from.Format(time.RFC3339), "--to", from.Add(2*time.Hour).Format(time.RFC3339), "--output", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"training,h100,24.00,24.00,0.00,0.00,0.00,,60.00\n",
+		"inference,h100,8.00,8.00,0.00,0.00,0.00,,20.00\n",
+		"total,*,56.00,56.00,0.00,0.00,0.00,,140.00\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("statement lacks %q:\n%s", want, stdout)
+		}
+	}
+}
