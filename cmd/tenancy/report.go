@@ -106,7 +106,7 @@ Examples:
 	step := time.Duration(stepFlag)
 	from, to = from.Truncate(step), to.Truncate(step)
 	if !to.After(from) {
-		return usage("the range is shorter than one --step (%s)", step)
+		return usage("the range is shorter than one --step (%s)", stepFlag)
 	}
 
 	queries := m.Sources()
