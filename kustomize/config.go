@@ -1,10 +1,15 @@
 package kustomize
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sort"
 	"strings"
 
+	validationErrors "k8s.io/kube-openapi/pkg/validation/errors"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -57,15 +62,16 @@ func (c *Config) name() string {
 	return kind + "/" + c.Ref.Name
 }
 
-var (
-	topLevelFields = []string{"apiVersion", "kind", "metadata", "spec"}
-	specFields     = []string{"agreement", "backend", "file", "kueueAPI"}
-)
-
 // decodeConfig reads the functionConfig strictly: a wrong kind, an unknown
 // field or a value of the wrong type is an error, because a typo such as
 // "bakend: kai" must not quietly render the defaults. Every problem is
-// reported at once.
+// reported at once, each as a result with its field.
+//
+// kyaml's framework.LoadFunctionConfig does the work: tenancyGenerator's
+// Schema rejects unknown fields and wrong types (all of them, not the first),
+// its Validate the values that do not go together. What stays here is the
+// object's identity (a wrong kind is reported even when the spec is broken
+// too) and the wording and order of the results.
 func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 	if node == nil || node.IsNilOrEmpty() {
 		return nil, framework.Results{{
@@ -80,85 +86,219 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 	}
 	c.Path, _, _ = kioutil.GetFileAnnotations(node)
 
-	var problems framework.Results
-	fail := func(field, format string, args ...any) {
-		problems = append(problems, c.result(field, fmt.Sprintf(format, args...)))
-	}
 	if node.YNode().Kind != yaml.MappingNode {
-		fail("", "the functionConfig must be a YAML mapping")
-		return nil, problems
+		return nil, framework.Results{c.result("", "the functionConfig must be a YAML mapping")}
 	}
+	var problems framework.Results
 	if c.Ref.APIVersion != APIVersion || c.Ref.Kind != Kind {
-		fail("", "the functionConfig is a %s %s; this function takes a %s %s",
-			orNone(c.Ref.APIVersion), orNone(c.Ref.Kind), APIVersion, Kind)
+		problems = append(problems, c.result("", fmt.Sprintf("the functionConfig is a %s %s; this function takes a %s %s",
+			orNone(c.Ref.APIVersion), orNone(c.Ref.Kind), APIVersion, Kind)))
 	}
-	for _, f := range unknownFields(node, topLevelFields) {
-		fail(f, "unknown field; a %s has %s", Kind, strings.Join(topLevelFields, ", "))
-	}
-
-	spec := node.Field("spec")
-	if spec == nil || spec.Value.IsNil() {
-		fail("spec", "missing; set spec.file (a path relative to the kustomization) or spec.agreement (the TOML inline)")
-		return nil, problems
-	}
-	if spec.Value.YNode().Kind != yaml.MappingNode {
-		fail("spec", "must be a mapping")
-		return nil, problems
-	}
-	for _, f := range unknownFields(spec.Value, specFields) {
-		fail("spec."+f, "unknown field; spec has %s", strings.Join(specFields, ", "))
-	}
-	// str reads a string field; ok is false when it is present with another type.
-	str := func(name string, dst *string) (ok bool) {
-		f := spec.Value.Field(name)
-		if f == nil || f.Value.IsNil() {
-			return true
-		}
-		y := f.Value.YNode()
-		if y.Kind != yaml.ScalarNode || y.ShortTag() != yaml.NodeTagString {
-			fail("spec."+name, "must be a string")
-			return false
-		}
-		*dst = y.Value
-		return true
-	}
-	fileOK := str("file", &c.Spec.File)
-	agreementOK := str("agreement", &c.Spec.Agreement)
-	str("backend", &c.Spec.Backend)
-	str("kueueAPI", &c.Spec.KueueAPI)
-
-	hasFile, hasAgreement := spec.Value.Field("file") != nil, spec.Value.Field("agreement") != nil
-	switch {
-	case hasFile && hasAgreement:
-		fail("spec", "set either spec.file or spec.agreement, not both")
-	case !hasFile && !hasAgreement:
-		fail("spec", "set spec.file (a path relative to the kustomization) or spec.agreement (the TOML inline)")
-	case hasFile && fileOK && c.Spec.File == "":
-		fail("spec.file", "is empty")
-	case hasAgreement && agreementOK && strings.TrimSpace(c.Spec.Agreement) == "":
-		fail("spec.agreement", "is empty")
-	}
-	if len(c.Spec.Agreement) > generator.MaxAgreementSize {
-		fail("spec.agreement", "%v", generator.ErrTooLarge)
-	}
-
-	// Normalize each option alone so a problem is pinned to its own field.
-	if _, err := (generator.Options{Backend: generator.Backend(c.Spec.Backend)}).Normalize(); err != nil {
-		fail("spec.backend", "%q: must be kueue or kai", c.Spec.Backend)
-	}
-	if _, err := (generator.Options{KueueAPI: c.Spec.KueueAPI}).Normalize(); err != nil {
-		fail("spec.kueueAPI", "%q: must be v1beta2 or v1beta1", c.Spec.KueueAPI)
+	var g tenancyGenerator
+	if err := framework.LoadFunctionConfig(node, &g); err != nil {
+		problems = append(problems, c.loadResults(node, err)...)
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	c.Spec = Spec{File: deref(g.Spec.File), Agreement: deref(g.Spec.Agreement), Backend: g.Spec.Backend, KueueAPI: g.Spec.KueueAPI}
 	opts, err := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI}.Normalize()
-	if err != nil { // unreachable after the checks above; kept so a new option cannot slip through
-		fail("spec", "%v", err)
-		return nil, problems
+	if err != nil { // unreachable after Validate; kept so a new option cannot slip through
+		return nil, framework.Results{c.result("spec", err.Error())}
 	}
 	c.Options = opts
 	return c, nil
+}
+
+// tenancyGenerator is the functionConfig as LoadFunctionConfig decodes it.
+// File and Agreement are pointers because set-but-empty and absent are
+// different mistakes.
+type tenancyGenerator struct {
+	Spec *struct {
+		File      *string `json:"file"`
+		Agreement *string `json:"agreement"`
+		Backend   string  `json:"backend"`
+		KueueAPI  string  `json:"kueueAPI"`
+	} `json:"spec"`
+}
+
+// Schema implements framework.ValidationSchemaProvider: the fields a
+// TenancyGenerator has, each with its type, and no others.
+func (tenancyGenerator) Schema() (*spec.Schema, error) {
+	str := *spec.StringProperty()
+	closed := func(props map[string]spec.Schema) spec.Schema {
+		return spec.Schema{SchemaProps: spec.SchemaProps{
+			Type:                 spec.StringOrArray{"object"},
+			Properties:           props,
+			AdditionalProperties: &spec.SchemaOrBool{Allows: false},
+		}}
+	}
+	specSchema := closed(map[string]spec.Schema{"file": str, "agreement": str, "backend": str, "kueueAPI": str})
+	specSchema.Nullable = true // a missing spec is Validate's to explain
+	root := closed(map[string]spec.Schema{
+		"apiVersion": str,
+		"kind":       str,
+		"metadata":   {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}},
+		"spec":       specSchema,
+	})
+	return &root, nil
+}
+
+// Validate implements framework.Validator: what the schema cannot say, each
+// problem pinned to its own field.
+func (g *tenancyGenerator) Validate() error {
+	if g.Spec == nil {
+		return fieldProblem("spec", "missing; set spec.file (a path relative to the kustomization) or spec.agreement (the TOML inline)")
+	}
+	var errs []error
+	s := g.Spec
+	switch {
+	case s.File != nil && s.Agreement != nil:
+		errs = append(errs, fieldProblem("spec", "set either spec.file or spec.agreement, not both"))
+	case s.File == nil && s.Agreement == nil:
+		errs = append(errs, fieldProblem("spec", "set spec.file (a path relative to the kustomization) or spec.agreement (the TOML inline)"))
+	case s.File != nil && *s.File == "":
+		errs = append(errs, fieldProblem("spec.file", "is empty"))
+	case s.Agreement != nil && strings.TrimSpace(*s.Agreement) == "":
+		errs = append(errs, fieldProblem("spec.agreement", "is empty"))
+	}
+	if len(deref(s.Agreement)) > generator.MaxAgreementSize {
+		errs = append(errs, fieldProblem("spec.agreement", generator.ErrTooLarge.Error()))
+	}
+	// Normalize each option alone so a problem is pinned to its own field.
+	if _, err := (generator.Options{Backend: generator.Backend(s.Backend)}).Normalize(); err != nil {
+		errs = append(errs, fieldProblem("spec.backend", fmt.Sprintf("%q: must be kueue or kai", s.Backend)))
+	}
+	if _, err := (generator.Options{KueueAPI: s.KueueAPI}).Normalize(); err != nil {
+		errs = append(errs, fieldProblem("spec.kueueAPI", fmt.Sprintf("%q: must be v1beta2 or v1beta1", s.KueueAPI)))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return validationErrors.CompositeValidationError(errs...)
+}
+
+// problem is one of Validate's errors: a message about a field.
+type problem struct{ field, msg string }
+
+func (p *problem) Error() string { return p.field + ": " + p.msg }
+
+func fieldProblem(field, msg string) error { return &problem{field, msg} }
+
+// loadResults turns LoadFunctionConfig's error into one result per problem:
+// the schema's (unknown fields, wrong types) in the order they appear in the
+// YAML, then Validate's.
+func (c *Config) loadResults(node *yaml.RNode, err error) framework.Results {
+	all := flatten(err)
+	type located struct {
+		line, col int
+		r         *framework.Result
+	}
+	var schema []located
+	var rs framework.Results
+	for _, e := range all {
+		var p *problem
+		var v *validationErrors.Validation
+		switch {
+		case errors.As(e, &p):
+			rs = append(rs, c.result(p.field, p.msg))
+		case errors.As(e, &v):
+			field, msg := schemaProblem(v)
+			line, col := position(node, field)
+			schema = append(schema, located{line, col, c.result(field, msg)})
+		default:
+			rs = append(rs, c.result("", e.Error()))
+		}
+	}
+	sort.SliceStable(schema, func(i, j int) bool {
+		if schema[i].line != schema[j].line {
+			return schema[i].line < schema[j].line
+		}
+		return schema[i].col < schema[j].col
+	})
+	out := make(framework.Results, 0, len(schema)+len(rs))
+	for _, l := range schema {
+		out = append(out, l.r)
+	}
+	return append(out, rs...)
+}
+
+// schemaProblem words a schema violation as the README and the golden
+// tests do: the field, and what is wrong with it.
+func schemaProblem(v *validationErrors.Validation) (field, msg string) {
+	field = v.Name
+	switch v.Code() {
+	case validationErrors.UnallowedPropertyCode:
+		key, _ := v.Value.(string)
+		if field == "" {
+			return key, fmt.Sprintf("unknown field; a %s has %s", Kind, strings.Join(knownFields(""), ", "))
+		}
+		return field + "." + key, fmt.Sprintf("unknown field; %s has %s", field, strings.Join(knownFields(field), ", "))
+	case validationErrors.InvalidTypeCode:
+		if schemaAt(field).Type.Contains("object") {
+			return field, "must be a mapping"
+		}
+		return field, "must be a string"
+	}
+	return field, v.Error()
+}
+
+// flatten lists the problems in LoadFunctionConfig's error: it nests the
+// schema's CompositeError, wrapped, inside the one that adds Validate's.
+func flatten(err error) []error {
+	var composite *validationErrors.CompositeError
+	if !errors.As(err, &composite) {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range composite.Errors {
+		out = append(out, flatten(e)...)
+	}
+	return out
+}
+
+// schemaAt is the schema of the field at path ("" for the whole object).
+func schemaAt(path string) *spec.Schema {
+	s, _ := tenancyGenerator{}.Schema()
+	if path != "" {
+		for _, name := range strings.Split(path, ".") {
+			child := s.Properties[name]
+			s = &child
+		}
+	}
+	return s
+}
+
+// knownFields lists the fields the schema allows at path, sorted.
+func knownFields(path string) []string {
+	names := slices.Collect(maps.Keys(schemaAt(path).Properties))
+	slices.Sort(names)
+	return names
+}
+
+// position is where field's key is in the functionConfig, for ordering;
+// 0, 0 when it is not there.
+func position(node *yaml.RNode, field string) (line, col int) {
+	path := strings.Split(field, ".")
+	parent := node
+	if len(path) > 1 {
+		var err error
+		if parent, err = node.Pipe(yaml.Lookup(path[:len(path)-1]...)); err != nil || parent == nil {
+			return 0, 0
+		}
+	}
+	f := parent.Field(path[len(path)-1])
+	if f == nil {
+		return 0, 0
+	}
+	return f.Key.YNode().Line, f.Key.YNode().Column
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // result is an error about the functionConfig itself, at field (may be empty).
@@ -181,17 +321,6 @@ func (c *Config) ref() *yaml.ResourceIdentifier {
 	}
 	ref := c.Ref
 	return &ref
-}
-
-func unknownFields(m *yaml.RNode, known []string) []string {
-	var unknown []string
-	content := m.YNode().Content
-	for i := 0; i+1 < len(content); i += 2 {
-		if k := content[i].Value; !slices.Contains(known, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	return unknown
 }
 
 func orNone(s string) string {

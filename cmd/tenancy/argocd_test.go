@@ -186,7 +186,7 @@ func TestArgoCDGenerateFailsClosed(t *testing.T) {
 			files:      map[string][]byte{"tenancy.toml": ref},
 			args:       []string{"generate", "--backend", "kai"},
 			code:       exitUsage,
-			wantStderr: []string{"flag provided but not defined: -backend"},
+			wantStderr: []string{"unknown flag: --backend"},
 		},
 		"no subcommand": {
 			args:       []string{},

@@ -130,7 +130,7 @@ Run 'tenancy explain --help' for usage.
 		"unknown flag": {
 			args:     []string{"--backend", "kai"},
 			wantCode: exitUsage,
-			wantStderr: `tenancy explain: flag provided but not defined: -backend
+			wantStderr: `tenancy explain: unknown flag: --backend
 Run 'tenancy explain --help' for usage.
 `,
 		},

@@ -2,19 +2,22 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/tenancy-dev/tenancy/generator"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with a
-// usage text naming the command.
-func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// usage text naming the command. pflag parses flags wherever they appear
+// among the arguments, as kubectl does (tenancy render FILE --backend kai); a
+// lone "-" is an argument (stdin) and "--" ends the flags.
+func newFlagSet(e *env, name, synopsis, description string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		w := e.stderr
@@ -24,16 +27,17 @@ func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
 	return fs
 }
 
-// printFlags lists the flags the way kubectl does, with two dashes, which is
-// how the README and the help texts write them (Go's PrintDefaults uses one).
-func printFlags(w io.Writer, fs *flag.FlagSet) {
+// printFlags lists the flags the way kubectl does, with two dashes, one flag
+// and its value name on a line and the usage below it, which is how the
+// README and the help texts write them.
+func printFlags(w io.Writer, fs *pflag.FlagSet) {
 	first := true
-	fs.VisitAll(func(f *flag.Flag) {
+	fs.VisitAll(func(f *pflag.Flag) {
 		if first {
 			fmt.Fprint(w, "\nFlags:\n")
 			first = false
 		}
-		name, usage := flag.UnquoteUsage(f)
+		name, usage := pflag.UnquoteUsage(f)
 		fmt.Fprintf(w, "  --%s", f.Name)
 		if name != "" {
 			fmt.Fprintf(w, " %s", name)
@@ -46,38 +50,17 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	})
 }
 
-// parseInterspersed parses flags wherever they appear among the positional
-// arguments, as kubectl does (tenancy render FILE --backend kai). A lone "--"
-// ends flag parsing.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if rest[0] == "--" {
-			return append(positional, rest[1:]...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-}
-
 // parseArgs parses the command line; it prints help on -h and returns
 // (nil, exitOK), or the usage error and exitUsage. ok is true when the
 // command should go on.
-func parseArgs(e *env, fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
-	// The flag package calls Usage itself on -h and on a bad flag, while
-	// e.stderr is still stderr; silence that and print the usage once, below.
+func parseArgs(e *env, fs *pflag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	// pflag calls Usage itself on -h, while e.stderr is still stderr;
+	// silence that and print the usage once, below.
 	usage := fs.Usage
 	fs.Usage = func() {}
-	positional, err := parseInterspersed(fs, args)
+	err := fs.Parse(args)
 	fs.Usage = usage
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, pflag.ErrHelp) {
 		fs.SetOutput(e.stdout)
 		w := e.stderr
 		e.stderr = e.stdout
@@ -86,10 +69,29 @@ func parseArgs(e *env, fs *flag.FlagSet, args []string) (positional []string, co
 		return nil, exitOK, false
 	}
 	if err != nil {
+		if hint := singleDash(fs, args); hint != "" {
+			err = errors.New(hint)
+		}
 		fmt.Fprintf(e.stderr, "tenancy %s: %v\nRun 'tenancy %s --help' for usage.\n", fs.Name(), err, fs.Name())
 		return nil, exitUsage, false
 	}
-	return positional, exitOK, true
+	return fs.Args(), exitOK, true
+}
+
+// singleDash explains the error pflag gives for a long flag written with one
+// dash, as Go's flag package allowed (-backend kai): pflag reads it as the
+// shorthands b, a, c... and says "unknown shorthand flag: 'b' in -backend".
+func singleDash(fs *pflag.FlagSet, args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && fs.Lookup(name) != nil {
+			return fmt.Sprintf("%s: flags take two dashes: --%s", a, strings.TrimPrefix(a, "-"))
+		}
+	}
+	return ""
 }
 
 // backendFlags are the rendering options every rendering command accepts.
@@ -98,7 +100,7 @@ type backendFlags struct {
 	kueueAPI string
 }
 
-func (b *backendFlags) register(fs *flag.FlagSet) {
+func (b *backendFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&b.backend, "backend", "kueue", "scheduler to render for: kueue or kai")
 	fs.StringVar(&b.kueueAPI, "kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
 }

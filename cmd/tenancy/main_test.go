@@ -229,11 +229,11 @@ func TestUsageErrorsExitTwoWithNothingOnStdout(t *testing.T) {
 	}{
 		"unknown flag": {
 			args:       []string{"render", "--bakend", "kai"},
-			wantStderr: []string{"tenancy render: flag provided but not defined: -bakend\n", "Run 'tenancy render --help' for usage.\n"},
+			wantStderr: []string{"tenancy render: unknown flag: --bakend\n", "Run 'tenancy render --help' for usage.\n"},
 		},
 		"unknown flag after FILE": {
 			args:       []string{"check", "tenancy.toml", "--bakend", "kai"},
-			wantStderr: []string{"tenancy check: flag provided but not defined: -bakend\n"},
+			wantStderr: []string{"tenancy check: unknown flag: --bakend\n"},
 		},
 		"unknown check --backend value": {
 			args:       []string{"check", "--backend", "volcano"},
@@ -253,7 +253,7 @@ func TestUsageErrorsExitTwoWithNothingOnStdout(t *testing.T) {
 		},
 		"flag without its value": {
 			args:       []string{"render", "--backend"},
-			wantStderr: []string{"tenancy render: flag needs an argument: -backend\n"},
+			wantStderr: []string{"tenancy render: flag needs an argument: --backend\n"},
 		},
 		"two FILE arguments to render": {
 			args:       []string{"render", "a.toml", "b.toml"},

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"golang.org/x/term"
 
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
@@ -47,7 +47,8 @@ Examples:
 	prom := fs.String("prometheus", "", "Prometheus base URL, e.g. http://prometheus.monitoring:9090 (required)")
 	fromFlag := fs.String("from", "", "start of the range: RFC 3339 or relative (-30d) (required)")
 	toFlag := fs.String("to", "now", "end of the range: RFC 3339 or relative")
-	stepFlag := fs.Duration("step", time.Minute, "integration step: one value per step, held for the step")
+	stepFlag := model.Duration(time.Minute)
+	fs.Var(promDuration{&stepFlag}, "step", "integration step, a Prometheus duration (30s, 1m, 1h): one value per step, held for the step")
 	output := fs.String("output", "table", "table, csv, json or markdown")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -77,8 +78,8 @@ Examples:
 	if !to.After(from) {
 		return usage("--to (%s) must be after --from (%s)", to.Format(time.RFC3339), from.Format(time.RFC3339))
 	}
-	if *stepFlag < time.Second {
-		return usage("--step %s: want at least 1s", *stepFlag)
+	if time.Duration(stepFlag) < time.Second {
+		return usage("--step %s: want at least 1s", stepFlag)
 	}
 	opts, err := b.options()
 	if err != nil {
@@ -102,10 +103,10 @@ Examples:
 		return exitFailure
 	}
 	// Align the range to the step, so that reruns give the same numbers.
-	step := *stepFlag
+	step := time.Duration(stepFlag)
 	from, to = from.Truncate(step), to.Truncate(step)
 	if !to.After(from) {
-		return usage("the range is shorter than one --step (%s)", step)
+		return usage("the range is shorter than one --step (%s)", stepFlag)
 	}
 
 	queries := m.Sources()
@@ -153,9 +154,13 @@ Examples:
 	return exitOK
 }
 
-var relative = regexp.MustCompile(`^-(\d+)([smhdw])$`)
+// promDuration is a Prometheus duration (30s, 5m, 1d) as a flag value.
+type promDuration struct{ *model.Duration }
 
-// parseTime reads RFC 3339, "now", or -N followed by s, m, h, d or w.
+func (promDuration) Type() string { return "duration" }
+
+// parseTime reads RFC 3339, "now", or a minus sign and a Prometheus duration
+// (-30d, -12h, -1d12h).
 func parseTime(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, errors.New("is required (RFC 3339 such as 2026-11-01T00:00:00Z, or relative such as -30d)")
@@ -163,13 +168,10 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	if s == "now" {
 		return now, nil
 	}
-	if m := relative.FindStringSubmatch(s); m != nil {
-		n, err := strconv.ParseInt(m[1], 10, 32)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: %w", s, err)
+	if ago, ok := strings.CutPrefix(s, "-"); ok {
+		if d, err := model.ParseDuration(ago); err == nil {
+			return now.Add(-time.Duration(d)), nil
 		}
-		unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
-		return now.Add(-time.Duration(n) * unit), nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {

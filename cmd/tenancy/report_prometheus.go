@@ -2,48 +2,50 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
 	statement "github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
-// promClient is the thin Prometheus HTTP API client tenancy report needs:
-// /api/v1/query_range, nothing else.
+// promClient is what tenancy report needs of Prometheus: query_range, in
+// chunks Prometheus accepts. The HTTP API itself (POST with a GET fallback,
+// the response envelope, error types) is client_golang's.
 type promClient struct {
-	base *url.URL
-	http *http.Client
+	base string
+	api  promv1.API
 }
 
 // maxPoints is the most points Prometheus returns per series in one
 // query_range (it refuses more than 11,000); longer ranges are split.
 const maxPoints = 10000
 
+// maxResponseSize caps one response body: a statement's series over 10,000
+// steps are a few MiB, so anything near this is not a Prometheus answering
+// the query asked.
+const maxResponseSize = 1 << 30
+
 func newPromClient(raw string) (*promClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--prometheus %q: want an http(s) URL such as http://prometheus.monitoring:9090", raw)
 	}
-	return &promClient{base: u, http: &http.Client{Timeout: 2 * time.Minute}}, nil
-}
-
-type apiResponse struct {
-	Status    string `json:"status"`
-	ErrorType string `json:"errorType"`
-	Error     string `json:"error"`
-	Data      struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][2]any          `json:"values"`
-		} `json:"result"`
-	} `json:"data"`
+	c, err := api.NewClient(api.Config{
+		Address: raw,
+		Client:  &http.Client{Timeout: 2 * time.Minute, Transport: capBody{api.DefaultRoundTripper}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %q: %v", raw, err)
+	}
+	return &promClient{base: u.String(), api: promv1.NewAPI(c)}, nil
 }
 
 // queryRange runs one query_range over [from, to) at step, in chunks of at
@@ -62,30 +64,24 @@ func (c *promClient) queryRange(ctx context.Context, q statement.Query, from, to
 		if end.Before(start) {
 			end = start
 		}
-		form := url.Values{
-			"query": {q.Expr},
-			"start": {strconv.FormatFloat(float64(start.UnixMilli())/1000, 'f', 3, 64)},
-			"end":   {strconv.FormatFloat(float64(end.UnixMilli())/1000, 'f', 3, 64)},
-			"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
-		}
-		resp, err := c.post(ctx, "/api/v1/query_range", form)
+		v, _, err := c.api.QueryRange(ctx, q.Expr, promv1.Range{Start: start, End: end, Step: step})
 		if err != nil {
-			return nil, err
+			return nil, c.explain(q, err)
 		}
-		for _, r := range resp.Data.Result {
-			sig := signature(r.Metric)
+		matrix, ok := v.(model.Matrix)
+		if !ok {
+			return nil, fmt.Errorf("prometheus %s: %s: result type %q, want matrix", c.base, q.Expr, v.Type())
+		}
+		for _, r := range matrix {
+			sig := r.Metric.String() // labels sorted and quoted: one key per series
 			s := bySig[sig]
 			if s == nil {
-				s = &statement.Series{Labels: r.Metric}
+				s = &statement.Series{Labels: labels(r.Metric)}
 				bySig[sig] = s
 				order = append(order, sig)
 			}
-			for _, v := range r.Values {
-				p, err := point(v)
-				if err != nil {
-					return nil, fmt.Errorf("query %s: %w", q.Expr, err)
-				}
-				s.Points = append(s.Points, p)
+			for _, p := range r.Values {
+				s.Points = append(s.Points, statement.Point{T: p.Timestamp.Time().UTC(), V: float64(p.Value)})
 			}
 		}
 		if progress != nil {
@@ -99,49 +95,60 @@ func (c *promClient) queryRange(ctx context.Context, q statement.Query, from, to
 	return out, nil
 }
 
-func (c *promClient) post(ctx context.Context, path string, form url.Values) (*apiResponse, error) {
-	u := c.base.JoinPath(path)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
+// explain words a failed query for the person who ran the report: the
+// server, and the query or what came back instead of an API response.
+func (c *promClient) explain(q statement.Query, err error) error {
+	var apiErr *promv1.Error
+	if !errors.As(err, &apiErr) {
+		return fmt.Errorf("prometheus %s: %w", c.base, err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: %w", c.base, err)
+	switch apiErr.Type {
+	case promv1.ErrClient, promv1.ErrServer, promv1.ErrBadResponse:
+		// An HTTP status or body that is not the API's: a wrong URL, a proxy
+		// page. Say what came back, briefly.
+		msg := fmt.Sprintf("prometheus %s: /api/v1/query_range: not a Prometheus API response (%.200s)", c.base, apiErr.Msg)
+		if apiErr.Detail != "" {
+			msg += fmt.Sprintf(": %.200s", apiErr.Detail)
+		}
+		return errors.New(msg)
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<30))
-	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: read response: %w", c.base, err)
-	}
-	var out apiResponse
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("prometheus %s: %s: not a Prometheus API response (HTTP %d): %.200s", c.base, path, res.StatusCode, body)
-	}
-	if out.Status != "success" {
-		return nil, fmt.Errorf("prometheus %s: %s: %s: %s", c.base, form.Get("query"), out.ErrorType, out.Error)
-	}
-	if out.Data.ResultType != "matrix" {
-		return nil, fmt.Errorf("prometheus %s: %s: result type %q, want matrix", c.base, form.Get("query"), out.Data.ResultType)
-	}
-	return &out, nil
+	return fmt.Errorf("prometheus %s: %s: %s: %s", c.base, q.Expr, apiErr.Type, apiErr.Msg)
 }
 
-func point(v [2]any) (statement.Point, error) {
-	ts, ok := v[0].(float64)
-	s, ok2 := v[1].(string)
-	if !ok || !ok2 {
-		return statement.Point{}, fmt.Errorf("malformed sample %v", v)
+func labels(m model.Metric) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[string(k)] = string(v)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return statement.Point{}, fmt.Errorf("malformed sample value %q: %w", s, err)
-	}
-	return statement.Point{T: time.UnixMilli(int64(ts*1000 + 0.5)).UTC(), V: f}, nil
+	return out
 }
 
-func signature(m map[string]string) string {
-	b, _ := json.Marshal(m) // map keys are sorted
-	return string(b)
+// capBody is a RoundTripper that fails a response body past maxResponseSize
+// instead of reading it whole into memory.
+type capBody struct{ next http.RoundTripper }
+
+func (c capBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	res.Body = &cappedBody{ReadCloser: res.Body, left: maxResponseSize}
+	return res, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("response exceeds %d MiB", maxResponseSize>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
