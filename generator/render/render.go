@@ -110,7 +110,7 @@ func Meta(pool, team, name, namespace string) metav1.ObjectMeta {
 
 // NamespaceNameLabel is set by the API server on every Namespace; rendering
 // it keeps the object read back equal to the object rendered.
-const NamespaceNameLabel = "kubernetes.io/metadata.name"
+const NamespaceNameLabel = corev1.LabelMetadataName
 
 // Pod Security Admission's namespace labels.
 const (

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -40,7 +41,7 @@ const (
 
 // hostnameLabel is the node label Kueue accepts only as the finest topology
 // level.
-const hostnameLabel = "kubernetes.io/hostname"
+const hostnameLabel = corev1.LabelHostname
 
 // maxCount bounds GPU counts and weights: KAI's Queue quotas are JSON
 // numbers read as float64, exact only up to 2^53, and the bound keeps sums of
