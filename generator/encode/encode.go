@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
@@ -116,6 +118,15 @@ type writer struct {
 // errUnsupported is wrapped when a value is not unstructured content.
 var errUnsupported = errors.New("not a JSON value")
 
+// maxKey is the longest key, as written, that every YAML reader takes for a
+// key: YAML limits an implicit key to 1024 characters, and go-yaml refuses
+// longer ones. Kubernetes keys are far shorter (a label key at most 317
+// bytes, a ConfigMap key 253); a longer one is a renderer's mistake.
+const maxKey = 1024
+
+// errKeyTooLong is wrapped when a key is longer than maxKey.
+var errKeyTooLong = errors.New("key too long for YAML")
+
 func (b *writer) indent(n int) {
 	for i := 0; i < n; i++ {
 		b.WriteString("  ")
@@ -135,7 +146,11 @@ func (b *writer) writeMap(m map[string]any, depth int) {
 		if i > 0 {
 			b.indent(depth)
 		}
+		start := b.Len()
 		b.writeString(k)
+		if b.Len()-start > maxKey && b.err == nil {
+			b.err = fmt.Errorf("%w: a key of %d bytes", errKeyTooLong, b.Len()-start)
+		}
 		b.WriteByte(':')
 		b.writeValue(m[k], depth)
 	}
@@ -161,6 +176,15 @@ func (b *writer) writeValue(v any, depth int) {
 		b.WriteByte('\n')
 		// Sequences sit at their key's indentation, as kubectl writes them.
 		b.writeSeq(x, depth)
+	case string:
+		if literalSafe(x) {
+			b.WriteByte(' ')
+			b.writeLiteral(x, depth+1)
+			return
+		}
+		b.WriteByte(' ')
+		b.writeString(x)
+		b.WriteByte('\n')
 	default:
 		b.WriteByte(' ')
 		b.writeScalar(v)
@@ -186,11 +210,74 @@ func (b *writer) writeSeq(s []any, depth int) {
 			}
 			b.WriteString("\n")
 			b.writeSeq(x, depth+1)
+		case string:
+			if literalSafe(x) {
+				b.writeLiteral(x, depth+1)
+				continue
+			}
+			b.writeString(x)
+			b.WriteByte('\n')
 		default:
 			b.writeScalar(item)
 			b.WriteByte('\n')
 		}
 	}
+}
+
+// writeLiteral writes s, which literalSafe accepts, as a literal block
+// scalar whose lines sit at the given depth: "|" when s ends in a newline,
+// "|-" when it does not. Empty lines are written without indentation, so the
+// output has no trailing spaces; a literal block reads them as empty lines.
+func (b *writer) writeLiteral(s string, depth int) {
+	body, ok := strings.CutSuffix(s, "\n")
+	if ok {
+		b.WriteString("|\n")
+	} else {
+		b.WriteString("|-\n")
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if line != "" {
+			b.indent(depth)
+			b.WriteString(line)
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// literalSafe reports whether s is worth writing as a literal block (it holds
+// a newline) and reads back from one as exactly s. Whatever a block scalar
+// cannot carry faithfully is left to the double-quoted form:
+//   - a first line that is empty or starts with a space, which would change
+//     the indentation a reader detects;
+//   - more than one trailing newline, which needs "|+" and its keep rules;
+//   - a line that ends in a space (or holds only spaces), which editors and
+//     diff tools strip and readers treat inconsistently;
+//   - tabs, carriage returns and every other character that is not printable
+//     (control characters, U+0085, U+2028, U+2029, a byte-order mark, invalid
+//     UTF-8): YAML 1.1 readers take some of them for line breaks, and none
+//     can be escaped inside a block.
+func literalSafe(s string) bool {
+	if strings.IndexByte(s, '\n') < 0 || s[0] == '\n' || s[0] == ' ' || strings.HasSuffix(s, "\n\n") {
+		return false
+	}
+	prev := rune(0)
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			if prev == ' ' {
+				return false
+			}
+		case r < utf8.RuneSelf:
+			if r < ' ' || r == 0x7f {
+				return false
+			}
+		case r == utf8.RuneError || !unicode.IsPrint(r):
+			// RuneError is also what invalid UTF-8 decodes to.
+			return false
+		}
+		prev = r
+	}
+	return prev != ' '
 }
 
 // writeScalar writes a scalar of unstructured content.

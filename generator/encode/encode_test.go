@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -89,6 +90,12 @@ var tricky = []string{
 	"!tag", "%x", "@x", "`x", "|", ">", "'q'", `"q"`, "[a]", "{a}", "a, b", "a,", "=", "<<",
 	// Escapes and non-ASCII.
 	`back\slash`, "tab\there", "nul\x00", "bell\a", "é", "日本語", "emoji 🙂", "\u2028", "\ufeffbom",
+	// Multi-line strings: literal blocks where they read back as the same
+	// string, double-quoted where a block would change them.
+	"two\nlines", "a\n b\n  c", "blank\n\nline", "ends\n", "ends twice\n\n", "\n", "\n\n", " lead\nx",
+	"x \ny", "x\n \ny", "x\ny ", "x\n\ty", "x\ty\nz", "crlf\r\nz", "x\n\u2028y", "x\n\u0085y", "x\n\ufeffy",
+	"x\n\u00a0", "#c\n- d\n---\n...\n", "key: v\n  nested: 1\n", "{\n  \"a\": \"b\"\n}", "|\n>", "é\n日本語",
+	"x\n\x00", "\"q\"\n'q'",
 	// Plain strings that must stay readable as they are.
 	"nvidia.com/gpu", "kubernetes.io/metadata.name", "gpu-pool", "Priority critical of the GPU pool gpu-pool",
 }
@@ -115,6 +122,62 @@ func TestTrickyStringsRoundTrip(t *testing.T) {
 			gotSpec, _ := got.(map[string]any)["spec"].(map[string]any)
 			if gotSpec["value"] != s {
 				t.Errorf("value read back as %#v, want %q", gotSpec["value"], s)
+			}
+		})
+	}
+}
+
+// TestMultilineStringsAreLiteralBlocks: a string with newlines is written
+// one line of YAML per line, so a diff of the output shows which line
+// changed; "|" keeps the final newline, "|-" says there is none.
+func TestMultilineStringsAreLiteralBlocks(t *testing.T) {
+	tests := map[string]struct {
+		spec map[string]any
+		want string
+	}{
+		"value without final newline": {
+			spec: map[string]any{"v": "{\n  \"a\": 1,\n\n  \"b\": [\n    2\n  ]\n}"},
+			want: "spec:\n  v: |-\n    {\n      \"a\": 1,\n\n      \"b\": [\n        2\n      ]\n    }\n",
+		},
+		"value with final newline": {
+			spec: map[string]any{"v": "a\nb\n"},
+			want: "spec:\n  v: |\n    a\n    b\n",
+		},
+		"list item": {
+			spec: map[string]any{"l": []any{"a\nb", "c"}},
+			want: "spec:\n  l:\n  - |-\n    a\n    b\n  - c\n",
+		},
+		"value in a list of maps": {
+			spec: map[string]any{"l": []any{map[string]any{"expression": "x &&\n  y", "name": "rule"}}},
+			want: "spec:\n  l:\n  - expression: |-\n      x &&\n        y\n    name: rule\n",
+		},
+		"nested lists": {
+			spec: map[string]any{"l": []any{[]any{"a\nb"}}},
+			// A list in a list starts on the next line, as before.
+			want: "spec:\n  l:\n  - \n    - |-\n      a\n      b\n",
+		},
+		"trailing space keeps the quotes": {
+			spec: map[string]any{"v": "a \nb"},
+			want: "spec:\n  v: \"a \\nb\"\n",
+		},
+		"key keeps the quotes": {
+			spec: map[string]any{"a\nb": "v"},
+			want: "spec:\n  \"a\\nb\": v\n",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := encodeOne(t, object("Thing", "", "thing", tc.spec))
+			_, got, _ := strings.Cut(string(o.YAML), "spec:\n")
+			if diff := cmp.Diff(tc.want, "spec:\n"+got); diff != "" {
+				t.Errorf("YAML (-want,+got):\n%s", diff)
+			}
+			want := viaJSON(t, o.Fields)
+			if diff := cmp.Diff(want, readBack(t, o.YAML)); diff != "" {
+				t.Errorf("read back (-fields,+yaml):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+				t.Errorf("read back by kyaml (-fields,+yaml):\n%s", diff)
 			}
 		})
 	}
@@ -279,9 +342,49 @@ func TestObjectOrder(t *testing.T) {
 	}
 }
 
+// TestLongKeyIsAnError: YAML readers refuse a key longer than 1024
+// characters, so the writer refuses to write one.
+func TestLongKeyIsAnError(t *testing.T) {
+	long := strings.Repeat("k", 1025)
+	_, _, err := encode.Encode([]render.Object{object("Thing", "", "thing", map[string]any{long: "v"})})
+	if err == nil {
+		t.Fatalf("a key of %d bytes encoded without error", len(long))
+	}
+	// The longest key allowed (plain, so as long as written) reads back.
+	o := encodeOne(t, object("Thing", "", "thing", map[string]any{long[:1024]: "v"}))
+	readBack(t, o.YAML)
+	readBackYAML12(t, o.YAML)
+}
+
 func TestDuplicateObjectIsAnError(t *testing.T) {
 	_, _, err := encode.Encode([]render.Object{object("Cohort", "", "pool", nil), object("Cohort", "", "pool", nil)})
 	if err == nil {
 		t.Fatal("two identical objects encoded without error")
 	}
+}
+
+// FuzzStringRoundTrip: any valid UTF-8 string, written as a value, a key and
+// a list item, reads back as itself with both YAML readers, whichever form
+// (plain, quoted, literal block) the writer chose.
+func FuzzStringRoundTrip(f *testing.F) {
+	for _, s := range tricky {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			t.Skip("not UTF-8: Kubernetes objects hold UTF-8 strings")
+		}
+		spec := map[string]any{"value": s, "list": []any{s, "after"}}
+		if len(s) <= 200 { // quoted, at most 4 bytes a byte: within YAML's 1024 for a key
+			spec["keys"] = map[string]any{s: "v"}
+		}
+		o := encodeOne(t, object("Thing", "", "thing", spec))
+		want := viaJSON(t, o.Fields)
+		if diff := cmp.Diff(want, readBack(t, o.YAML)); diff != "" {
+			t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+		}
+		if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+			t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
+		}
+	})
 }

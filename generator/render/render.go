@@ -112,7 +112,7 @@ func Meta(pool, team, name, namespace string) metav1.ObjectMeta {
 
 // NamespaceNameLabel is set by the API server on every Namespace; rendering
 // it keeps the object read back equal to the object rendered.
-const NamespaceNameLabel = "kubernetes.io/metadata.name"
+const NamespaceNameLabel = corev1.LabelMetadataName
 
 // Objects converts typed objects in order. A Namespace's spec is dropped:
 // the agreement sets nothing there (the API server adds its finalizer), and

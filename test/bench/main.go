@@ -2,16 +2,23 @@
 // rendering and writing) against printonly, a Go binary that only prints the
 // same bytes, and checks the performance targets of the rendering library:
 //
-//   - the reference agreement (tenancy.toml) renders within 2× of printonly;
+//   - the reference agreement (tenancy.toml) renders within 3× of printonly
+//     (issue 17); reported, not enforced: see below;
 //   - an agreement of 10,000 teams renders in under 1 s;
 //   - the cost grows linearly with teams: past start-up, a team costs at most
 //     3× as much at 10,000 teams as at 1,000.
 //
 // It builds both binaries from the module, runs each many times, interleaved
-// so both see the same machine, prints a table of medians and exits 1 when a
-// target is missed. Run it from the module root:
+// so both see the same machine, prints a table of medians and exits 1 when
+// the 10,000-team or the linearity target is missed. The start-up ratio is
+// printed with its verdict but does not change the exit status: it is a
+// measurement to report (docs/bench.md), and on a loaded machine a ratio of
+// two small numbers moves more than a slow render does. Run it from the
+// module root:
 //
 //	go run ./test/bench [-runs 25] [-teams 100,1000,10000] [-judge cpu|wall]
+//
+// An empty -teams= times the reference agreement only.
 //
 // Targets are judged on CPU time (user+system) by default: it is what the
 // process costs, and unlike wall-clock time it does not grow when other
@@ -37,7 +44,7 @@ import (
 
 // The targets.
 const (
-	maxRatio     = 2.0         // reference agreement, tenancy render ÷ printonly
+	maxRatio     = 3.0         // reference agreement, tenancy render ÷ printonly (reported only)
 	maxLargeTime = time.Second // 10,000 teams
 	largeTeams   = 10000
 	maxGrowth    = 3.0 // per-team cost at 10,000 teams ÷ at 1,000
@@ -56,6 +63,9 @@ func main() {
 	}
 	var sizes []int
 	for _, s := range strings.Split(*teamsFlag, ",") {
+		if strings.TrimSpace(s) == "" && strings.TrimSpace(*teamsFlag) == "" {
+			break // -teams '': the reference agreement only
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			fmt.Fprintf(os.Stderr, "bench: -teams: %q is not a positive number\n", s)
@@ -241,6 +251,7 @@ func (b *bench) report(timings []timing) bool {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "agreement\tbackend\toutput\trender wall\tprint-only wall\trender CPU\tprint-only CPU\tratio\ttarget\tresult\t")
 	allOK := true
+	var ratios []string // the start-up ratio of each backend, for the summary
 	byBackend := map[string]map[int]timing{}
 	for _, t := range timings {
 		if byBackend[t.backend] == nil {
@@ -252,7 +263,12 @@ func (b *bench) report(timings []timing) bool {
 		switch t.teams {
 		case 3:
 			target = fmt.Sprintf("ratio ≤ %.0f", maxRatio)
-			result = verdict(ratio <= maxRatio, &allOK)
+			result = "met"
+			if ratio > maxRatio {
+				result = "missed"
+			}
+			ratios = append(ratios, fmt.Sprintf("%s %.2f× (%s vs %s, %s)", t.backend, ratio,
+				ms(t.render(b.judgeCPU)), ms(t.printOnly(b.judgeCPU)), result))
 		case largeTeams:
 			target = "render < " + maxLargeTime.String()
 			result = verdict(t.render(b.judgeCPU) < maxLargeTime, &allOK)
@@ -278,10 +294,14 @@ func (b *bench) report(timings []timing) bool {
 		fmt.Printf("\n%s: per team past start-up, %.1f µs at %d teams and %.1f µs at %d teams: %.2f× (target ≤ %.0f×) %s\n",
 			backend, perTeam(small)/1e3, growthBase, perTeam(large)/1e3, largeTeams, growth, maxGrowth, verdict(growth <= maxGrowth, &allOK))
 	}
+	if len(ratios) > 0 {
+		fmt.Printf("\nReference agreement, tenancy render ÷ print-only, %s (target ≤ %.0f×, reported only): %s\n",
+			judged, maxRatio, strings.Join(ratios, "; "))
+	}
 	if allOK {
-		fmt.Println("\nAll targets met.")
+		fmt.Println("\nAll enforced targets met.")
 	} else {
-		fmt.Println("\nA target was missed.")
+		fmt.Println("\nAn enforced target was missed.")
 	}
 	return allOK
 }

@@ -13,17 +13,19 @@
 //     API server drops shows up in Argo CD as drift that never converges;
 //   - defaults are applied (defaulting package), so validation sees what the
 //     API server validates;
-//   - the OpenAPI schema (validation package), embedded resources' metadata,
-//     list-type set and map uniqueness (listtype package) and the
-//     x-kubernetes-validations CEL rules (schema/cel package) are checked.
+//   - then the API server's own custom resource strategy
+//     (registry/customresource.NewStrategy, built from the CRD as the API
+//     server's CRD handler builds it) prepares the object for create, which
+//     drops status when the CRD has a status subresource (reported, like a
+//     pruned field), and validates it: apiVersion and kind, ObjectMeta (name,
+//     namespace, labels, annotations, as for every object), the OpenAPI
+//     schema, the scale subresource, embedded resources' metadata, list-type
+//     set and map uniqueness and the x-kubernetes-validations CEL rules,
+//     skipped as the API server skips them after a blocking error.
 //
 // MissingDefaults lists what the defaulting step would add: the project
 // writes server defaults out, so that what it renders is what Argo CD reads
 // back.
-//
-// ObjectMeta's own rules (name and label syntax) are apimachinery's
-// ValidateObjectMeta, which callers run with the rest of their metadata
-// checks; Validate does not repeat them.
 package crdcheck
 
 import (
@@ -38,16 +40,17 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 )
 
@@ -66,9 +69,15 @@ type version struct {
 	// structural is the structural schema with its defaults pruned, the one
 	// the API server prunes, defaults and runs CEL rules with.
 	structural *structuralschema.Structural
-	schema     validation.SchemaValidator
-	// cel is nil when the schema has no x-kubernetes-validations.
-	cel *cel.Validator
+	// strategy is the API server's create strategy for the version.
+	strategy createStrategy
+}
+
+// createStrategy is what Validate uses of the API server's custom resource
+// strategy (customresource.NewStrategy returns an unexported type).
+type createStrategy interface {
+	PrepareForCreate(ctx context.Context, obj runtime.Object)
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
 }
 
 // Load reads a CRD manifest: one apiextensions.k8s.io/v1
@@ -103,7 +112,8 @@ func Parse(data []byte) (*CRD, error) {
 		if !v.Served {
 			continue
 		}
-		ver, err := newVersion(v.Schema)
+		gvk := schema.GroupVersionKind{Group: c.Group, Version: v.Name, Kind: c.Kind}
+		ver, err := newVersion(gvk, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, v)
 		if err != nil {
 			return nil, fmt.Errorf("CRD %s, version %s: %w", c.Name, v.Name, err)
 		}
@@ -117,13 +127,14 @@ func Parse(data []byte) (*CRD, error) {
 
 // newVersion builds the validators as the API server's CRD handler does:
 // the v1 schema converted to the internal type, its structural form with
-// the defaults pruned, the OpenAPI validator and the CEL validator.
-func newVersion(v1 *apiextensionsv1.CustomResourceValidation) (*version, error) {
-	if v1 == nil || v1.OpenAPIV3Schema == nil {
+// the defaults pruned, the OpenAPI validators of the object and of its
+// status, the subresources, and from them the custom resource strategy.
+func newVersion(gvk schema.GroupVersionKind, namespaced bool, v apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
+	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 		return nil, fmt.Errorf("no openAPIV3Schema")
 	}
 	var internal apiextensions.CustomResourceValidation
-	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v1, &internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, &internal, nil); err != nil {
 		return nil, fmt.Errorf("convert the schema to the internal type: %w", err)
 	}
 	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
@@ -142,7 +153,31 @@ func newVersion(v1 *apiextensionsv1.CustomResourceValidation) (*version, error) 
 	if err != nil {
 		return nil, fmt.Errorf("build the schema validator: %w", err)
 	}
-	return &version{structural: s, schema: sv, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}, nil
+	var (
+		status          *apiextensions.CustomResourceSubresourceStatus
+		statusValidator validation.SchemaValidator
+		scale           *apiextensions.CustomResourceSubresourceScale
+	)
+	if sub := v.Subresources; sub != nil && sub.Status != nil {
+		status = &apiextensions.CustomResourceSubresourceStatus{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceStatus_To_apiextensions_CustomResourceSubresourceStatus(sub.Status, status, nil); err != nil {
+			return nil, fmt.Errorf("convert the status subresource: %w", err)
+		}
+		if schema, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
+			if statusValidator, _, err = validation.NewSchemaValidator(&schema); err != nil {
+				return nil, fmt.Errorf("build the status schema validator: %w", err)
+			}
+		}
+	}
+	if sub := v.Subresources; sub != nil && sub.Scale != nil {
+		scale = &apiextensions.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(sub.Scale, scale, nil); err != nil {
+			return nil, fmt.Errorf("convert the scale subresource: %w", err)
+		}
+	}
+	strategy := customresource.NewStrategy(crdserverscheme.NewUnstructuredObjectTyper(), namespaced, gvk,
+		sv, statusValidator, s, status, scale, v.SelectableFields)
+	return &version{structural: s, strategy: strategy}, nil
 }
 
 // Validate checks a whole object (as decoded from JSON or YAML into
@@ -157,9 +192,22 @@ func (c *CRD) Validate(obj map[string]any) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(nil, nil, err.Error())}
 	}
-	errs = append(errs, decode(u, v.structural)...)
+	errs, decoded := decode(u, v.structural)
+	if !decoded {
+		// The API server refuses the request at decoding.
+		return errs
+	}
 	defaulting.Default(u, v.structural)
-	return append(errs, v.validate(u)...)
+
+	// What the registry does with a decoded object on create.
+	ctx := context.Background()
+	before := runtime.DeepCopyJSON(u)
+	cr := &unstructured.Unstructured{Object: u}
+	v.strategy.PrepareForCreate(ctx, cr)
+	for _, p := range removed(before, cr.Object, nil) {
+		errs = append(errs, field.Forbidden(p, "the API server drops it on create (the CRD has a status subresource)"))
+	}
+	return append(errs, v.strategy.Validate(ctx, cr)...)
 }
 
 // MissingDefaults lists the fields the API server's defaulting would add to
@@ -230,8 +278,10 @@ func normalize(obj map[string]any) (map[string]any, error) {
 
 // decode does to u what the API server's decoder does to a custom resource
 // (unstructuredSchemaCoercer in apiextensions-apiserver), and reports every
-// field it drops and every metadata it cannot decode.
-func decode(u map[string]any, s *structuralschema.Structural) field.ErrorList {
+// field it drops and every metadata it cannot decode. It returns false when
+// the root metadata is not an ObjectMeta, which the API server refuses
+// before any validation.
+func decode(u map[string]any, s *structuralschema.Structural) (field.ErrorList, bool) {
 	var errs field.ErrorList
 	meta, found, unknown, err := objectmeta.GetObjectMetaWithOptions(u, objectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
 	if err != nil {
@@ -261,39 +311,7 @@ func decode(u map[string]any, s *structuralschema.Structural) field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("metadata"), u["metadata"], err.Error()))
 		}
 	}
-	return errs
-}
-
-// validate runs the checks of the API server's custom resource strategy on
-// a decoded, defaulted object (customResourceStrategy.Validate, less
-// ObjectMeta's own rules: see the package comment).
-func (v *version) validate(u map[string]any) field.ErrorList {
-	errs := validation.ValidateCustomResource(nil, u, v.schema)
-	errs = append(errs, objectmeta.Validate(nil, u, v.structural, false)...)
-	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, u)...)
-	if v.cel == nil {
-		return errs
-	}
-	// The API server skips CEL rules when the object is already broken in a
-	// way the rules may not expect, and says so.
-	if blocking(errs) {
-		return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
-	}
-	celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
-	return append(errs, celErrs...)
-}
-
-// blocking reports whether errs hold an error type after which the API
-// server does not run CEL rules (hasBlockingErr in apiextensions-apiserver's
-// registry/customresource, which is unexported).
-func blocking(errs field.ErrorList) bool {
-	for _, e := range errs {
-		switch e.Type {
-		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return true
-		}
-	}
-	return false
+	return errs, err == nil
 }
 
 // unknownFields turns the paths the API server reports for unknown fields

@@ -88,12 +88,37 @@ func TestValidate(t *testing.T) {
 			want: field.ErrorList{fieldErr(field.ErrorTypeForbidden, "status")},
 		},
 		"unknown metadata field is dropped": {
-			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, label: {a: b}}\nspec: {size: 3}",
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a, label: {a: b}}\nspec: {size: 3}",
 			want: field.ErrorList{fieldErr(field.ErrorTypeForbidden, "metadata.label")},
 		},
 		"metadata that is not ObjectMeta": {
-			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, labels: {a: 1}}\nspec: {size: 3}",
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a, labels: {a: 1}}\nspec: {size: 3}",
 			want: field.ErrorList{fieldErr(field.ErrorTypeInvalid, "metadata")},
+		},
+		// ObjectMeta, validated as for every object (ValidateObjectMetaAccessor).
+		"name not a DNS subdomain": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: W_1, namespace: team-a}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeInvalid, "metadata.name")},
+		},
+		"no name": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {namespace: team-a}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeRequired, "metadata.name"), skippedCEL},
+		},
+		"no namespace on a namespaced kind": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeRequired, "metadata.namespace"), skippedCEL},
+		},
+		"label key not a qualified name": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a, labels: {'a b': c}}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeInvalid, "metadata.labels")},
+		},
+		"label value invalid": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a, labels: {a: -b}}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeInvalid, "metadata.labels")},
+		},
+		"annotation key invalid": {
+			doc:  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a, annotations: {'/x': v}}\nspec: {size: 3}",
+			want: field.ErrorList{fieldErr(field.ErrorTypeInvalid, "metadata.annotations")},
 		},
 		"null where not nullable is dropped": {
 			doc:  head + "spec: {size: 3, note: null}",
@@ -135,6 +160,66 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// scopedCRD is a CRD with a status subresource, of the given scope.
+func scopedCRD(t *testing.T, scope string) *crdcheck.CRD {
+	t.Helper()
+	crd, err := crdcheck.Parse([]byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: ` + scope + `
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+          status: {type: object, properties: {ready: {type: boolean}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// TestValidateAsOnCreate: what the API server's strategy does on create
+// beyond the schema, with the scope and subresources of the CRD.
+func TestValidateAsOnCreate(t *testing.T) {
+	tests := map[string]struct {
+		scope, doc string
+		want       field.ErrorList
+	}{
+		"cluster-scoped": {
+			scope: "Cluster",
+			doc:   "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {size: 1}",
+		},
+		"namespace on a cluster-scoped kind": {
+			scope: "Cluster",
+			doc:   "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: team-a}\nspec: {size: 1}",
+			want:  field.ErrorList{fieldErr(field.ErrorTypeForbidden, "metadata.namespace")},
+		},
+		"status dropped on create": {
+			scope: "Namespaced",
+			doc:   "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: team-a}\nspec: {size: 1}\nstatus: {ready: true}",
+			want:  field.ErrorList{fieldErr(field.ErrorTypeForbidden, "status")},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := scopedCRD(t, tc.scope).Validate(decode(t, tc.doc))
+			if diff := cmp.Diff(tc.want, got, compareErrors); diff != "" {
+				t.Errorf("errors (-want,+got):\n%s\ngot: %v", diff, got)
+			}
+		})
+	}
+}
+
 // TestValidateLeavesTheObjectAlone: the checks prune and default a copy.
 func TestValidateLeavesTheObjectAlone(t *testing.T) {
 	const doc = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3, colour: red, note: null}"
@@ -150,7 +235,7 @@ func TestValidateLeavesTheObjectAlone(t *testing.T) {
 func TestValidateTakesGoIntegers(t *testing.T) {
 	obj := map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": "w"},
+		"metadata": map[string]any{"name": "w", "namespace": "team-a"},
 		"spec":     map[string]any{"size": 3, "mode": "Fast"},
 	}
 	if errs := load(t).Validate(obj); len(errs) > 0 {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
@@ -26,10 +27,10 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// Names and labels the policies read.
+// Names and labels the policies read; Kueue's are Kueue's own constants.
 const (
-	KueueQueueLabel    = "kueue.x-k8s.io/queue-name"
-	KueuePriorityLabel = "kueue.x-k8s.io/priority-class"
+	KueueQueueLabel    = constants.QueueLabel
+	KueuePriorityLabel = constants.WorkloadPriorityClassLabel
 	KAIQueueLabel      = "kai.scheduler/queue"
 	KAIScheduler       = "kai-scheduler"
 	// DefaultQueueName is the LocalQueue Kueue gives to Jobs that name

@@ -1,6 +1,7 @@
 package kueue
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -27,7 +28,7 @@ const (
 
 // HostnameLabel is the node label Kueue accepts only as the finest topology
 // level.
-const HostnameLabel = "kubernetes.io/hostname"
+const HostnameLabel = corev1.LabelHostname
 
 // Check reports what Kueue's API refuses of the plan: more flavors,
 // resources or flavor-resource combinations than a ClusterQueue's resource

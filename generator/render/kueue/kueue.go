@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -41,7 +41,7 @@ func canonical(s string) resource.Quantity {
 }
 
 // QueueNameLabel is the label a Job carries to name its LocalQueue.
-const QueueNameLabel = "kueue.x-k8s.io/queue-name"
+const QueueNameLabel = constants.QueueLabel
 
 // Renderer renders Kueue objects for one API version ("v1beta2" or
 // "v1beta1").
@@ -259,54 +259,4 @@ func localQueue(p *plan.Agreement, t plan.Team, name, ns string) *kueue.LocalQue
 		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(t.Name), StopPolicy: stopPolicy(t)},
 	}
 	return lq
-}
-
-// toV1beta1 converts with Kueue's own conversion functions, the ones its
-// conversion webhook runs, so the older API says the same thing. Objects of
-// other APIs pass unchanged.
-func toV1beta1(objs []runtime.Object) ([]runtime.Object, error) {
-	out := make([]runtime.Object, 0, len(objs))
-	for _, o := range objs {
-		var (
-			conv runtime.Object
-			err  error
-		)
-		switch in := o.(type) {
-		case *kueue.ClusterQueue:
-			cq := &kueuev1beta1.ClusterQueue{}
-			err = cq.ConvertFrom(in)
-			conv = cq
-		case *kueue.LocalQueue:
-			lq := &kueuev1beta1.LocalQueue{}
-			err = lq.ConvertFrom(in)
-			conv = lq
-		case *kueue.Cohort:
-			c := &kueuev1beta1.Cohort{}
-			err = c.ConvertFrom(in)
-			conv = c
-		case *kueue.ResourceFlavor:
-			rf := &kueuev1beta1.ResourceFlavor{}
-			err = kueuev1beta1.Convert_v1beta2_ResourceFlavor_To_v1beta1_ResourceFlavor(in, rf, nil)
-			conv = rf
-		case *kueue.Topology:
-			t := &kueuev1beta1.Topology{}
-			err = kueuev1beta1.Convert_v1beta2_Topology_To_v1beta1_Topology(in, t, nil)
-			conv = t
-		case *kueue.WorkloadPriorityClass:
-			w := &kueuev1beta1.WorkloadPriorityClass{}
-			err = kueuev1beta1.Convert_v1beta2_WorkloadPriorityClass_To_v1beta1_WorkloadPriorityClass(in, w, nil)
-			conv = w
-		default:
-			out = append(out, o)
-			continue
-		}
-		kind := o.GetObjectKind().GroupVersionKind().Kind
-		if err != nil {
-			return nil, fmt.Errorf("convert %s to kueue.x-k8s.io/v1beta1: %w", kind, err)
-		}
-		// The conversion functions convert metadata and spec, not TypeMeta.
-		conv.GetObjectKind().SetGroupVersionKind(kueuev1beta1.GroupVersion.WithKind(kind))
-		out = append(out, conv)
-	}
-	return out, nil
 }
