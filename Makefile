@@ -13,7 +13,7 @@ GO ?= go
 # Third-party binaries built for tests are cached here, keyed by version.
 export TENANCY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tenancy
 
-.PHONY: all build images taplo test test-unit test-kustomize test-argocd test-images test-fuzz e2e e2e-argocd bench fuzz clean
+.PHONY: all build images taplo skipreport test test-unit test-kustomize test-argocd test-images test-fuzz e2e e2e-argocd bench fuzz clean
 
 all: build test
 
@@ -31,10 +31,23 @@ images:
 # test-images checks the images' config and runs their binaries read-only as
 # their users with bwrap (Debian's bubblewrap; without it those runs are
 # skipped, saying so).
-test-images:
-	cd test/images && $(GO) test -count=1 ./...
+test-images: skipreport
+	cd test/images && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test: test-unit test-kustomize test-argocd test-images test-fuzz
+# The go test runs of make test go through test/skipreport: it prints what
+# plain go test would, then a line per skipped test with its reason, and
+# keeps go test's exit code. make test ends with all of them (SKIPS).
+SKIPS := $(CURDIR)/bin/test-skips.txt
+SKIPREPORT := $(CURDIR)/bin/skipreport -record $(SKIPS)
+
+skipreport:
+	@mkdir -p bin
+	$(GO) build -o bin/skipreport ./test/skipreport
+
+test:
+	@rm -f $(SKIPS)
+	@$(MAKE) --no-print-directory test-unit test-kustomize test-argocd test-images test-fuzz
+	@bin/skipreport -summary $(SKIPS)
 
 # Taplo (the engine of Even Better TOML) checks the JSON Schema the way
 # editors use it. It comes from npm; without npm its test is skipped.
@@ -47,17 +60,17 @@ taplo:
 		|| echo "taplo: npm install failed; the Taplo schema test will be skipped"; \
 	fi
 
-test-unit: taplo
+test-unit: taplo skipreport
 	$(GO) vet ./...
-	TAPLO="$$( [ -x "$(TAPLO_BIN)" ] && echo "$(TAPLO_BIN)" )" $(GO) test -count=1 ./...
+	TAPLO="$$( [ -x "$(TAPLO_BIN)" ] && echo "$(TAPLO_BIN)" )" $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test-kustomize:
-	cd test/kustomize && $(GO) test -count=1 ./...
+test-kustomize: skipreport
+	cd test/kustomize && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test-argocd:
+test-argocd: skipreport
 	cd test/argocd/cmpsuite && $(GO) vet ./...
-	cd test/argocd/v2 && $(GO) test -count=1 ./...
-	cd test/argocd/v3 && $(GO) test -count=1 ./...
+	cd test/argocd/v2 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
+	cd test/argocd/v3 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
 e2e:
 	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/
