@@ -14,10 +14,6 @@ import (
 // within its queue's quota (NonPreemptibleOverQuota) and is never preempted.
 const NonPreemptibleFrom = 100
 
-// PreemptibilityLabel is the workload label by which KAI v0.17 lets a
-// workload choose preemptible or non-preemptible whatever its priority.
-const PreemptibilityLabel = "kai.scheduler/preemptibility"
-
 // Rank is one priority as the KAI mapping reads it.
 type Rank struct {
 	Name        string

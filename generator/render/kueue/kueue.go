@@ -41,9 +41,6 @@ func canonical(s string) resource.Quantity {
 	return q
 }
 
-// QueueNameLabel is the label a Job carries to name its LocalQueue.
-const QueueNameLabel = "kueue.x-k8s.io/queue-name"
-
 // Renderer renders Kueue objects for one API version ("v1beta2" or
 // "v1beta1").
 type Renderer struct {
