@@ -142,22 +142,20 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 		fail("spec.agreement", "%v", generator.ErrTooLarge)
 	}
 
-	// Normalize each option alone so a problem is pinned to its own field.
-	if _, err := (generator.Options{Backend: generator.Backend(c.Spec.Backend)}).Normalize(); err != nil {
+	// Normalize each option alone so a problem is pinned to its own field;
+	// the options are the normalized values.
+	backend, err := (generator.Options{Backend: generator.Backend(c.Spec.Backend)}).Normalize()
+	if err != nil {
 		fail("spec.backend", "%q: must be kueue or kai", c.Spec.Backend)
 	}
-	if _, err := (generator.Options{KueueAPI: c.Spec.KueueAPI}).Normalize(); err != nil {
+	api, err := (generator.Options{KueueAPI: c.Spec.KueueAPI}).Normalize()
+	if err != nil {
 		fail("spec.kueueAPI", "%q: must be v1beta2 or v1beta1", c.Spec.KueueAPI)
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	opts, err := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI}.Normalize()
-	if err != nil { // unreachable after the checks above; kept so a new option cannot slip through
-		fail("spec", "%v", err)
-		return nil, problems
-	}
-	c.Options = opts
+	c.Options = generator.Options{Backend: backend.Backend, KueueAPI: api.KueueAPI}
 	return c, nil
 }
 
