@@ -13,7 +13,7 @@ GO ?= go
 # Third-party binaries built for tests are cached here, keyed by version.
 export TENANCY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tenancy
 
-.PHONY: all build images taplo test test-unit test-kustomize test-argocd test-images test-fuzz e2e e2e-argocd bench fuzz clean
+.PHONY: all build images taplo skipreport staticcheck test test-unit test-kustomize test-argocd test-images test-fuzz e2e e2e-argocd bench fuzz clean
 
 all: build test
 
@@ -31,10 +31,23 @@ images:
 # test-images checks the images' config and runs their binaries read-only as
 # their users with bwrap (Debian's bubblewrap; without it those runs are
 # skipped, saying so).
-test-images:
-	cd test/images && $(GO) test -count=1 ./...
+test-images: skipreport
+	cd test/images && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test: test-unit test-kustomize test-argocd test-images test-fuzz
+# The go test runs of make test go through test/skipreport: it prints what
+# plain go test would, then a line per skipped test with its reason, and
+# keeps go test's exit code. make test ends with all of them (SKIPS).
+SKIPS := $(CURDIR)/bin/test-skips.txt
+SKIPREPORT := $(CURDIR)/bin/skipreport -record $(SKIPS)
+
+skipreport:
+	@mkdir -p bin
+	$(GO) build -o bin/skipreport ./test/skipreport
+
+test:
+	@rm -f $(SKIPS)
+	@$(MAKE) --no-print-directory test-unit test-kustomize test-argocd test-images test-fuzz staticcheck
+	@bin/skipreport -summary $(SKIPS)
 
 # Taplo (the engine of Even Better TOML) checks the JSON Schema the way
 # editors use it. It comes from npm; without npm its test is skipped.
@@ -47,17 +60,17 @@ taplo:
 		|| echo "taplo: npm install failed; the Taplo schema test will be skipped"; \
 	fi
 
-test-unit: taplo
+test-unit: taplo skipreport
 	$(GO) vet ./...
-	TAPLO="$$( [ -x "$(TAPLO_BIN)" ] && echo "$(TAPLO_BIN)" )" $(GO) test -count=1 ./...
+	TAPLO="$$( [ -x "$(TAPLO_BIN)" ] && echo "$(TAPLO_BIN)" )" $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test-kustomize:
-	cd test/kustomize && $(GO) test -count=1 ./...
+test-kustomize: skipreport
+	cd test/kustomize && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
-test-argocd:
+test-argocd: skipreport
 	cd test/argocd/cmpsuite && $(GO) vet ./...
-	cd test/argocd/v2 && $(GO) test -count=1 ./...
-	cd test/argocd/v3 && $(GO) test -count=1 ./...
+	cd test/argocd/v2 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
+	cd test/argocd/v3 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
 e2e:
 	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/
@@ -74,6 +87,22 @@ e2e-argocd:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/
 	$(GO) run ./test/bench
+
+# staticcheck (honnef.co/go/tools, pinned as a tool in test/tools/go.mod, so
+# the root module's dependencies stay the product's) on every module of the
+# repository, found by their go.mod so that a new one is not left out. The
+# modules under test/e2e/tools hold only go.mod: nothing to check there.
+MODULE_DIRS := $(sort $(dir $(shell find . -name go.mod -not -path './bin/*')))
+
+staticcheck:
+	@mkdir -p bin
+	$(GO) -C test/tools build -o $(CURDIR)/bin/staticcheck honnef.co/go/tools/cmd/staticcheck
+	@for m in $(MODULE_DIRS); do \
+		pkgs=$$(cd $$m && $(GO) list ./... 2>&1) || { echo "$$pkgs" >&2; exit 1; }; \
+		case "$$pkgs" in *'matched no packages'*) continue;; esac; \
+		echo "cd $$m && staticcheck ./..."; \
+		(cd $$m && $(CURDIR)/bin/staticcheck ./...) || exit 1; \
+	done
 
 # FUZZTIME is how long make fuzz runs each fuzz target.
 FUZZTIME ?= 60s

@@ -13,8 +13,10 @@ var Schema []byte
 
 // TableKeys returns the keys each table of the format accepts, by table:
 // "root", "flavor", "toleration", "team", "quota", "topology",
-// "priority" (a priority written as a table) and "monitoring". It exists
-// so a test can hold Schema to the keys the decoder actually reads.
+// "priority" (a priority written as a table), "guardrail" and "monitoring";
+// each is the list NAMEKeys the decoder checks the table's keys against. It
+// exists so a test can hold Schema to the keys the decoder actually reads
+// (and a test of the source, to every list the decoder checks against).
 func TableKeys() map[string][]string {
 	clone := func(keys []string) []string { return append([]string(nil), keys...) }
 	return map[string][]string{
@@ -25,6 +27,7 @@ func TableKeys() map[string][]string {
 		"quota":      clone(quotaKeys),
 		"topology":   clone(topologyKeys),
 		"priority":   clone(priorityKeys),
+		"guardrail":  clone(guardrailKeys),
 		"monitoring": clone(monitoringKeys),
 	}
 }

@@ -129,6 +129,7 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		"quota":      onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
 		"topology":   child(t, root, root, "properties", "topology"),
 		"priority":   child(t, root, root, "definitions", "priorityTable"),
+		"guardrail":  child(t, root, root, "properties", "guardrails"),
 		"monitoring": child(t, root, root, "properties", "monitoring"),
 	}
 	decoder := agreement.TableKeys()

@@ -92,7 +92,8 @@ func myers(a, b []string) []edit {
 	// trace[d] is the part of v that round d reads, diagonals -d-1..d+1,
 	// kept for the backtrack: O(D²) memory rather than O(D·(N+M)).
 	var trace [][]int
-	for d := 0; d <= limit; d++ {
+	// No condition: the path reaches the end by round d = n+m at the latest.
+	for d := 0; ; d++ {
 		if d > maxEditDistance {
 			return replaceAll(a, b)
 		}
@@ -114,7 +115,6 @@ func myers(a, b []string) []edit {
 			}
 		}
 	}
-	return nil // unreachable: d = n+m always reaches the end
 }
 
 func replaceAll(a, b []string) []edit {

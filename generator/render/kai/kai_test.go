@@ -30,11 +30,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 )
 
-func waiting(t plan.Team) plan.Team {
-	t.Reclaim = plan.ReclaimWait
-	return t
-}
-
 func pooled(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
 	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
 	for _, t := range teams {

@@ -14,10 +14,6 @@ import (
 // within its queue's quota (NonPreemptibleOverQuota) and is never preempted.
 const NonPreemptibleFrom = 100
 
-// PreemptibilityLabel is the workload label by which KAI v0.17 lets a
-// workload choose preemptible or non-preemptible whatever its priority.
-const PreemptibilityLabel = "kai.scheduler/preemptibility"
-
 // ClassValues returns the PriorityClass value KAI is given for each
 // priority, by name, so that KAI's band (below NonPreemptibleFrom: may
 // borrow and be preempted) says what the agreement's preemptible says, and

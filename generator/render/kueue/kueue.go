@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -39,9 +38,6 @@ func canonical(s string) resource.Quantity {
 	_ = q.String()
 	return q
 }
-
-// QueueNameLabel is the label a Job carries to name its LocalQueue.
-const QueueNameLabel = constants.QueueLabel
 
 // Renderer renders Kueue objects for one API version ("v1beta2" or
 // "v1beta1").

@@ -453,7 +453,7 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 	t.Helper()
 	v1beta1 := o.APIVersion() == kueuev1beta1.GroupVersion.String()
 	var old, out metav1.Object
-	convert := func() error { return nil }
+	var convert func() error
 	switch o.Kind() {
 	case "ClusterQueue":
 		h, in := &kueuev1beta2.ClusterQueue{}, &kueuev1beta1.ClusterQueue{}

@@ -1,5 +1,7 @@
 package monitor_test
 
+//lint:file-ignore SA1019 the rendered dashboard is the classic JSON model, read back with its type (see dashboard.go)
+
 import (
 	"encoding/json"
 	"errors"

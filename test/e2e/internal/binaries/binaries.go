@@ -242,11 +242,9 @@ func goCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// goBinary finds the go command on PATH, falling back to the toolchain that
-// built the test binary.
+// goBinary is the go command on PATH: go test puts the bin directory of the
+// toolchain that runs it first on PATH (since Go 1.19), so this is the
+// toolchain that built the test binary.
 func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go"
 }
