@@ -12,7 +12,7 @@ import _ "embed"
 var Schema []byte
 
 // TableKeys returns the keys each table of the format accepts, by table:
-// "root", "flavor", "toleration", "team", "quota", "topology",
+// "root", "flavor", "toleration", "team", "department", "quota", "topology",
 // "priority" (a priority written as a table) and "monitoring". It exists
 // so a test can hold Schema to the keys the decoder actually reads.
 func TableKeys() map[string][]string {
@@ -22,6 +22,7 @@ func TableKeys() map[string][]string {
 		"flavor":     clone(flavorKeys),
 		"toleration": clone(tolerationKeys),
 		"team":       clone(teamKeys),
+		"department": clone(departmentKeys),
 		"quota":      clone(quotaKeys),
 		"topology":   clone(topologyKeys),
 		"priority":   clone(priorityKeys),
