@@ -56,9 +56,10 @@ Examples:
 // writeExplanation writes the plan as text. It reads the plan only, never
 // the TOML, so what it says is what the backends render.
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic) {
-	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, plural(len(p.Teams), "team"))
+	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
 	explainTeams(w, p)
+	explainDepartments(w, p)
 	for _, f := range p.Flavors {
 		explainQuotas(w, p, f)
 	}
@@ -99,9 +100,10 @@ func explainFlavors(w io.Writer, p *plan.Agreement) {
 	unassigned := false
 	for _, f := range p.Flavors {
 		sum := gpu.FlavorSum(p, gpu.Raw, gpu.Flavor(f.Name))
-		free := f.Capacity - sum.Guaranteed
+		guaranteed := guaranteedOf(p, f)
+		free := f.Capacity - guaranteed
 		unassigned = unassigned || free > 0
-		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(sum.Guaranteed), formatInt(sum.Lendable), formatInt(free))
+		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(guaranteed), formatInt(sum.Lendable), formatInt(free))
 	}
 	tw.Flush()
 	for _, f := range p.Flavors {
