@@ -100,7 +100,7 @@ func explainFlavors(w io.Writer, p *plan.Agreement) {
 	unassigned := false
 	for _, f := range p.Flavors {
 		sum := gpu.FlavorSum(p, gpu.Raw, gpu.Flavor(f.Name))
-		guaranteed := guaranteedOf(p, f)
+		guaranteed := gpu.Committed(p, gpu.Raw, gpu.Flavor(f.Name))
 		free := f.Capacity - guaranteed
 		unassigned = unassigned || free > 0
 		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(guaranteed), formatInt(sum.Lendable), formatInt(free))

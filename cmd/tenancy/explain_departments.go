@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
@@ -75,22 +74,4 @@ func teamsAndDepartments(p *plan.Agreement) string {
 		}
 	}
 	return s
-}
-
-// guaranteedOf is what the pool has given away of a flavor: the departments'
-// guarantees, and the guarantees of teams without a department.
-func guaranteedOf(p *plan.Agreement, f plan.Flavor) int64 {
-	if len(p.Departments) == 0 {
-		return gpu.FlavorSum(p, gpu.Raw, gpu.Flavor(f.Name)).Guaranteed
-	}
-	var n int64
-	for i := range p.Departments {
-		n += p.Departments[i].Quota(f.Name).Guaranteed
-	}
-	for _, t := range p.Teams {
-		if t.Department == "" {
-			n += t.Quota(f.Name).Guaranteed
-		}
-	}
-	return n
 }
