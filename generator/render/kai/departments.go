@@ -1,6 +1,8 @@
 package kai
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -52,6 +54,17 @@ func departmentChecks(p *plan.Agreement, r *diag.Reporter) {
 			}
 		}
 		s := gpu.DepartmentSum(p, d, gpu.InGPUs, nil)
+		var flavors []string
+		for _, f := range p.Flavors {
+			if q := d.Quota(f.Name); gpu.Counted(f.Resource) && q.Guaranteed+q.Borrow > 0 {
+				flavors = append(flavors, f.Name)
+			}
+		}
+		if len(flavors) > 1 {
+			r.Warnf(field.ErrorTypeNotSupported, d.Origin.Pos, d.Origin.Path,
+				"kai: KAI keeps one GPU quota per queue, not one per flavor: department %s gets quota %d and limit %d GPUs, summed over %s, and its teams may meet it with any of them",
+				d.Name, s.Guaranteed, s.MostUsable(), strings.Join(flavors, ", "))
+		}
 		if s.Guaranteed > 0 && s.Lendable < s.Guaranteed {
 			o := d.Origin
 			for _, f := range p.Flavors {
