@@ -20,9 +20,9 @@ func runExplain(e *env, args []string) int {
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
-weight and VM limit, and per flavor what every team is guaranteed, lends,
-never lends, may borrow and may use at most; then the priorities, the
-topology and the warnings.
+weight and VM limit, the tree of departments (when the agreement has them),
+and per flavor what every team is guaranteed, lends, never lends, may borrow
+and may use at most; then the priorities, the topology and the warnings.
 
 The tables come from the same validated plan render uses, with every default
 applied, so they say what the manifests will do. On any error the exit status
