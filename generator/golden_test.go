@@ -38,7 +38,8 @@ var goldenExamples = map[string]string{
 	"multi-flavor": "examples/multi-flavor/tenancy.toml",
 	"topology":     "examples/topology/tenancy.toml",
 	// Its renderings are megabytes: summarized, not committed (hashedExamples).
-	"large": "examples/large/tenancy.toml",
+	"large":       "examples/large/tenancy.toml",
+	"departments": "examples/departments/tenancy.toml",
 	// Monitoring on; not under examples/, whose agreements the control-plane
 	// suite applies to a cluster without prometheus-operator.
 	"monitoring": "generator/testdata/monitoring/tenancy.toml",

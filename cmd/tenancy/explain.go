@@ -20,9 +20,9 @@ func runExplain(e *env, args []string) int {
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
-weight and VM limit, and per flavor what every team is guaranteed, lends,
-never lends, may borrow and may use at most; then the priorities, the
-topology and the warnings.
+weight and VM limit, the tree of departments (when the agreement has them),
+and per flavor what every team is guaranteed, lends, never lends, may borrow
+and may use at most; then the priorities, the topology and the warnings.
 
 The tables come from the same validated plan render uses, with every default
 applied, so they say what the manifests will do. On any error the exit status
@@ -56,9 +56,10 @@ Examples:
 // writeExplanation writes the plan as text. It reads the plan only, never
 // the TOML, so what it says is what the backends render.
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic) {
-	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, plural(len(p.Teams), "team"))
+	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
 	explainTeams(w, p)
+	explainDepartments(w, p)
 	for _, f := range p.Flavors {
 		explainQuotas(w, p, f)
 	}
@@ -99,9 +100,10 @@ func explainFlavors(w io.Writer, p *plan.Agreement) {
 	unassigned := false
 	for _, f := range p.Flavors {
 		sum := gpu.FlavorSum(p, gpu.Raw, gpu.Flavor(f.Name))
-		free := f.Capacity - sum.Guaranteed
+		guaranteed := gpu.Committed(p, gpu.Raw, gpu.Flavor(f.Name))
+		free := f.Capacity - guaranteed
 		unassigned = unassigned || free > 0
-		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(sum.Guaranteed), formatInt(sum.Lendable), formatInt(free))
+		tableRow(tw, f.Name, f.Resource, formatInt(f.Capacity), formatInt(guaranteed), formatInt(sum.Lendable), formatInt(free))
 	}
 	tw.Flush()
 	for _, f := range p.Flavors {

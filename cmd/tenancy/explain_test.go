@@ -20,6 +20,7 @@ func TestExplainGolden(t *testing.T) {
 		"reference":    {dir: "../..", args: []string{"tenancy.toml"}},
 		"multi-flavor": {dir: "../..", args: []string{"examples/multi-flavor/tenancy.toml"}},
 		"topology":     {dir: "../..", args: []string{"examples/topology/tenancy.toml"}},
+		"departments":  {dir: "../..", args: []string{"examples/departments/tenancy.toml"}},
 		// No FILE: ./tenancy.toml of the working directory.
 		"warnings-and-unassigned": {dir: "testdata/explain/warnings-and-unassigned"},
 		// Which priorities may borrow under each backend.

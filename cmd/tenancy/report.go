@@ -194,7 +194,11 @@ func cells(r chargeback.Row) []string {
 }
 
 func writeStatement(w io.Writer, st *chargeback.Statement, format string) error {
-	rows := append(append([]chargeback.Row{}, st.Rows...), st.Total)
+	rows := append(append(append([]chargeback.Row{}, st.Rows...), st.Departments...), st.Total)
+	columns, cells := Columns, cells
+	if st.HasDepartments() {
+		columns, cells = departmentColumns(cells)
+	}
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -202,7 +206,7 @@ func writeStatement(w io.Writer, st *chargeback.Statement, format string) error 
 		return enc.Encode(st)
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write(Columns)
+		cw.Write(columns)
 		for _, r := range rows {
 			cw.Write(cells(r))
 		}
@@ -211,7 +215,7 @@ func writeStatement(w io.Writer, st *chargeback.Statement, format string) error 
 	case "markdown":
 		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n\n",
 			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(Columns, " | "), strings.Repeat("---|", len(Columns)))
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(r), " | "))
 		}
@@ -220,7 +224,7 @@ func writeStatement(w io.Writer, st *chargeback.Statement, format string) error 
 		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n",
 			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
 		tw := tableWriter(w)
-		fmt.Fprintln(tw, strings.Join(Columns, "\t"))
+		fmt.Fprintln(tw, strings.Join(columns, "\t"))
 		for _, r := range rows {
 			fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
 		}

@@ -104,3 +104,39 @@ func TestWriteStatementFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteStatementDepartments: with departments, a department column after
+// team and a row per department (team "*") before the total; JSON names the
+// department on each row and lists the department rows.
+func TestWriteStatementDepartments(t *testing.T) {
+	st := &chargeback.Statement{
+		Rows: []chargeback.Row{
+			{Team: "genomics", Department: "science", Flavor: "h100", Guaranteed: 8, Cost: 8},
+			{Team: "ops", Flavor: "h100", Guaranteed: 4, Cost: 4},
+			{Team: "physics", Department: "science", Flavor: "h100", Guaranteed: 8, Cost: 8},
+		},
+		Departments: []chargeback.Row{{Team: "*", Department: "science", Flavor: "h100", Guaranteed: 16, Cost: 16}},
+		Total:       chargeback.Row{Team: "total", Flavor: "*", Guaranteed: 20, Cost: 20}}
+	var b bytes.Buffer
+	if err := writeStatement(&b, st, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	want := "team,department,flavor,guaranteed_gpu_hours,allocated_gpu_hours,borrowed_gpu_hours,idle_gpu_hours,lent_gpu_hours,utilization,cost\n" +
+		"genomics,science,h100,8.00,0.00,0.00,0.00,0.00,,8.00\n" +
+		"ops,,h100,4.00,0.00,0.00,0.00,0.00,,4.00\n" +
+		"physics,science,h100,8.00,0.00,0.00,0.00,0.00,,8.00\n" +
+		"*,science,h100,16.00,0.00,0.00,0.00,0.00,,16.00\n" +
+		"total,,*,20.00,0.00,0.00,0.00,0.00,,20.00\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("CSV (-want,+got):\n%s", diff)
+	}
+	b.Reset()
+	if err := writeStatement(&b, st, "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"department": "science"`, `"departments": [`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b.String())
+		}
+	}
+}

@@ -73,9 +73,11 @@ type Agreement struct {
 	Flavors    []*Flavor
 	Priorities []*Priority
 	Teams      []*Team
-	Topology   *Topology
-	Guardrails *Guardrails // never nil after Decode: absent means all defaults
-	Monitoring *Monitoring // nil without [monitoring]
+	// Departments are the [departments.NAME] tables, in document order.
+	Departments []*Department
+	Topology    *Topology
+	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
+	Monitoring  *Monitoring // nil without [monitoring]
 }
 
 // Flavor is a [flavors.NAME] table.
@@ -127,6 +129,9 @@ type Team struct {
 	// Namespaces lists the team's namespaces; when the key is absent it
 	// holds the default, the team's name, in state Defaulted.
 	Namespaces []Str
+	// Department names the team's [departments.NAME]; Unset: the team
+	// sits directly in the pool.
+	Department Str
 	Reclaim    Str
 	Weight     Int
 	VMs        Int

@@ -14,11 +14,11 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "topology", "guardrails", "monitoring"}
+	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring"}
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
-	teamKeys       = append([]string{"namespaces", "reclaim", "weight", "vms", "retiring", "flavors"}, quotaKeys...)
+	teamKeys       = append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors"}, quotaKeys...)
 	topologyKeys   = []string{"levels"}
 )
 
@@ -50,6 +50,13 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 		for _, name := range v.Table.Keys {
 			if team := d.team(name, v.Table.Get(name)); team != nil {
 				a.Teams = append(a.Teams, team)
+			}
+		}
+	}
+	if v := d.table(t.Get("departments"), field.NewPath("departments")); v != nil {
+		for _, name := range v.Table.Keys {
+			if dept := d.department(name, v.Table.Get(name)); dept != nil {
+				a.Departments = append(a.Departments, dept)
 			}
 		}
 	}
@@ -231,30 +238,40 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 			d.r.Errorf(field.ErrorTypeRequired, ns.Pos, path.Child("namespaces"), "must list at least one namespace (leave it out to use [%q])", name)
 		}
 	}
+	team.Department = d.str(t.Get("department"), path.Child("department"))
 	team.Reclaim = d.str(t.Get("reclaim"), path.Child("reclaim"))
 	team.Weight = d.int(t.Get("weight"), path.Child("weight"))
 	team.VMs = d.int(t.Get("vms"), path.Child("vms"))
 	team.Retiring = d.bool(t.Get("retiring"), path.Child("retiring"))
 
+	team.Shorthand, team.Flavors = d.quotas(v, path)
+	return team
+}
+
+// quotas decodes the quota keys written on a team's or a department's table
+// (the one-flavor shorthand; nil when none is written) and its
+// [NAME.flavors.FLAVOR] tables.
+func (d *decoder) quotas(v *load.Value, path *field.Path) (shorthand *Quota, flavors []*Quota) {
+	t := v.Table
 	for _, k := range quotaKeys {
 		if t.Get(k) != nil {
-			team.Shorthand = d.quota("", v, path)
+			shorthand = d.quota("", v, path)
 			break
 		}
 	}
-	flavors := path.Child("flavors")
-	if fv := d.table(t.Get("flavors"), flavors); fv != nil {
+	fpath := path.Child("flavors")
+	if fv := d.table(t.Get("flavors"), fpath); fv != nil {
 		for _, fname := range fv.Table.Keys {
 			qv := fv.Table.Get(fname)
-			qpath := diag.Key(flavors, fname)
+			qpath := diag.Key(fpath, fname)
 			if d.table(qv, qpath) == nil {
 				continue
 			}
 			d.unknown(qv.Table, qpath, quotaKeys)
-			team.Flavors = append(team.Flavors, d.quota(fname, qv, qpath))
+			flavors = append(flavors, d.quota(fname, qv, qpath))
 		}
 	}
-	return team
+	return shorthand, flavors
 }
 
 func (d *decoder) quota(flavor string, v *load.Value, path *field.Path) *Quota {
@@ -268,6 +285,11 @@ func (d *decoder) quota(flavor string, v *load.Value, path *field.Path) *Quota {
 		Borrow:     d.int(t.Get("borrow"), path.Child("borrow")),
 	}
 }
+
+// Suggest returns the known name closest to k when it is close enough to be
+// a likely typo; empty otherwise. Validation uses it for names that refer to
+// other tables, such as a team's department.
+func Suggest(k string, known []string) string { return suggest(k, known) }
 
 // suggest returns the known key closest to k when it is close enough to be
 // a likely typo.

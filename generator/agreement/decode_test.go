@@ -58,6 +58,25 @@ guaranteed = 8
 levels = ["kubernetes.io/hostname"]
 `,
 		},
+		"the department keys": {
+			src: "[departments.science]\nguaranteed = 8\nlendable = 2\nborrow = 4\nweight = 2\n[departments.arts.flavors.h100]\nguaranteed = 1\n[teams.a]\ndepartment = \"science\"\n",
+		},
+		"unknown key in a department": {
+			src:  "[departments.science]\nguaranted = 8\n",
+			want: diag.List{decodeErr(2, 1, "departments.science.guaranted", field.ErrorTypeNotSupported)},
+		},
+		"unknown key in a department's flavor": {
+			src:  "[departments.science.flavors.h100]\nlendible = 8\n",
+			want: diag.List{decodeErr(2, 1, "departments.science.flavors.h100.lendible", field.ErrorTypeNotSupported)},
+		},
+		"a team's department is a string": {
+			src:  "[teams.a]\ndepartment = 3\n",
+			want: diag.List{decodeErr(2, 14, "teams.a.department", field.ErrorTypeTypeInvalid)},
+		},
+		"a department is a table": {
+			src:  "departments = 3\n",
+			want: diag.List{decodeErr(1, 15, "departments", field.ErrorTypeTypeInvalid)},
+		},
 		"unknown key at the top": {
 			src:  "version = 1\nnmae = \"pool\"\n",
 			want: diag.List{decodeErr(2, 1, "nmae", field.ErrorTypeNotSupported)},
@@ -300,6 +319,7 @@ levels = ["kubernetes.io/hostname"]
 				Pos:        pos(11, 8),
 				Path:       path("teams.training"),
 				Namespaces: []agreement.Str{{Value: "training", State: agreement.Defaulted, Pos: pos(11, 8), Path: path("teams.training")}},
+				Department: unsetStr("teams.training.department"),
 				Reclaim:    unsetStr("teams.training.reclaim"),
 				Weight:     unsetInt("teams.training.weight"),
 				VMs:        unsetInt("teams.training.vms"),
@@ -316,6 +336,7 @@ levels = ["kubernetes.io/hostname"]
 				Pos:        pos(14, 8),
 				Path:       path(`teams[dotted.name]`),
 				Namespaces: []agreement.Str{{Value: "x", State: agreement.Set, Pos: pos(15, 15), Path: path(`teams[dotted.name].namespaces[0]`)}},
+				Department: agreement.Str{Path: path(`teams[dotted.name].department`)},
 				Reclaim:    agreement.Str{Value: "wait", State: agreement.Set, Pos: pos(16, 11), Path: path(`teams[dotted.name].reclaim`)},
 				Weight:     agreement.Int{Value: 2, State: agreement.Set, Pos: pos(17, 10), Path: path(`teams[dotted.name].weight`)},
 				VMs:        agreement.Int{Value: 0, State: agreement.Set, Pos: pos(18, 7), Path: path(`teams[dotted.name].vms`)},

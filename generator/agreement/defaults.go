@@ -20,14 +20,9 @@ func defaults(a *Agreement) {
 		if t.Namespaces == nil && t.Path != nil {
 			t.Namespaces = []Str{{Value: t.Name, State: Defaulted, Pos: t.Pos, Path: t.Path}}
 		}
-		t.ByFlavor = map[string]*Quota{}
-		if t.Shorthand != nil && len(a.Flavors) == 1 {
-			t.ByFlavor[a.Flavors[0].Name] = t.Shorthand
-		}
-		for _, q := range t.Flavors {
-			if a.Flavor(q.Flavor) != nil {
-				t.ByFlavor[q.Flavor] = q
-			}
-		}
+		t.ByFlavor = byFlavor(a, t.Shorthand, t.Flavors)
+	}
+	for _, d := range a.Departments {
+		d.ByFlavor = byFlavor(a, d.Shorthand, d.Flavors)
 	}
 }

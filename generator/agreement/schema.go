@@ -12,7 +12,7 @@ import _ "embed"
 var Schema []byte
 
 // TableKeys returns the keys each table of the format accepts, by table:
-// "root", "flavor", "toleration", "team", "quota", "topology",
+// "root", "flavor", "toleration", "team", "department", "quota", "topology",
 // "priority" (a priority written as a table), "guardrail" and "monitoring";
 // each is the list NAMEKeys the decoder checks the table's keys against. It
 // exists so a test can hold Schema to the keys the decoder actually reads
@@ -24,6 +24,7 @@ func TableKeys() map[string][]string {
 		"flavor":     clone(flavorKeys),
 		"toleration": clone(tolerationKeys),
 		"team":       clone(teamKeys),
+		"department": clone(departmentKeys),
 		"quota":      clone(quotaKeys),
 		"topology":   clone(topologyKeys),
 		"priority":   clone(priorityKeys),

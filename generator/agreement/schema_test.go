@@ -126,6 +126,7 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		"flavor":     flavor,
 		"toleration": child(t, root, flavor, "properties", "tolerations", "items"),
 		"team":       team,
+		"department": onlyPattern(t, root, child(t, root, root, "properties", "departments")),
 		"quota":      onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
 		"topology":   child(t, root, root, "properties", "topology"),
 		"priority":   child(t, root, root, "definitions", "priorityTable"),

@@ -34,7 +34,10 @@ type Result struct {
 // Row is one line of the statement: a team and flavor's GPU-hours over the
 // range, in the flavor's units (see Flavor.Capacity).
 type Row struct {
-	Team       string  `json:"team"`
+	Team string `json:"team"`
+	// Department is the team's department; on a department's row (Team
+	// "*") the department whose teams it sums. Empty without departments.
+	Department string  `json:"department,omitempty"`
 	Flavor     string  `json:"flavor"`
 	Guaranteed float64 `json:"guaranteed_gpu_hours"`
 	Allocated  float64 `json:"allocated_gpu_hours"`
@@ -56,7 +59,10 @@ type Statement struct {
 	Step     string      `json:"step"`
 	Currency string      `json:"currency"`
 	Rows     []Row       `json:"rows"`
-	Total    Row         `json:"total"`
+	// Departments holds a row per department and flavor, its teams' rows
+	// summed (Team "*"), sorted; absent without departments.
+	Departments []Row `json:"departments,omitempty"`
+	Total       Row   `json:"total"`
 	// Coverage is the fraction of the range's steps at which the scheduler
 	// reported allocations; gaps are charged nothing (never guessed).
 	Coverage float64 `json:"coverage"`
@@ -79,6 +85,13 @@ func (e *UnknownTeamError) Error() string {
 }
 
 type key struct{ team, flavor string }
+
+// acct is one account's series, a value per step, and its utilisation sums.
+type acct struct {
+	alloc, guar        []float64
+	seen               []bool
+	utilSum, utilCount float64
+}
 
 // Compute integrates the results over [from, to) sampled every step.
 //
@@ -111,11 +124,6 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 			return -1
 		}
 		return i
-	}
-	type acct struct {
-		alloc, guar        []float64
-		seen               []bool
-		utilSum, utilCount float64
 	}
 	accts := map[key]*acct{}
 	get := func(k key) *acct {
@@ -184,7 +192,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 	seenSteps := 0
 	for _, t := range m.Teams {
 		for _, f := range m.Flavors {
-			rows[key{t.Name, f.Name}] = &Row{Team: t.Name, Flavor: f.Name}
+			rows[key{t.Name, f.Name}] = &Row{Team: t.Name, Department: t.Department, Flavor: f.Name}
 		}
 	}
 	for i := 0; i < steps; i++ {
@@ -256,6 +264,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		u := utilSum / utilCount
 		st.Total.Utilization = &u
 	}
+	st.Departments = m.departmentRows(st.Rows, accts)
 	return st, nil
 }
 

@@ -28,6 +28,9 @@ type Model struct {
 	Currency string
 	Flavors  []Flavor // in the agreement's order
 	Teams    []Team   // sorted by name
+	// Departments names the agreement's departments, sorted; on Kueue each
+	// is the Cohort its teams' ClusterQueues are in.
+	Departments []string
 }
 
 // Flavor is a flavor as the backend's metrics see it: on KAI with several
@@ -52,7 +55,9 @@ type Flavor struct {
 
 // Team is a team's agreed numbers per flavor of the model.
 type Team struct {
-	Name       string
+	Name string
+	// Department is the team's department; empty without one.
+	Department string
 	Namespaces []string
 	Quotas     map[string]Quota // by Flavor.Name
 }
@@ -97,8 +102,11 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("chargeback: unknown backend %q", b)
 	}
+	for _, d := range p.Departments {
+		m.Departments = append(m.Departments, d.Name)
+	}
 	for i, t := range p.Teams {
-		mt := Team{Name: t.Name, Namespaces: t.Namespaces, Quotas: map[string]Quota{}}
+		mt := Team{Name: t.Name, Department: t.Department, Namespaces: t.Namespaces, Quotas: map[string]Quota{}}
 		if b == gpu.KAI && len(p.Flavors) > 1 {
 			mt.Quotas[AllFlavors] = Quota(gpu.TeamSum(p, &p.Teams[i], units, nil))
 		} else {

@@ -43,8 +43,9 @@ const Replica = `replica_role!="follower"`
 // ranges before tenancy's recording rules were installed.
 //
 // Kueue (metrics.enableClusterQueueResources: true) reports per ClusterQueue
-// (the team), flavor and resource; the cohort is the pool, so a ClusterQueue
-// in the cohort that is not a team is reported as an unknown team. KAI's
+// (the team), flavor and resource; the cohort is the pool (or one of its
+// departments), so a ClusterQueue in those cohorts that is not a team is
+// reported as an unknown team. KAI's
 // queue controller reports per queue (queue_name, the team) in GPUs as KAI
 // counts them, across flavors.
 func (m *Model) Sources() []Query {
@@ -55,7 +56,12 @@ func (m *Model) Sources() []Query {
 		for _, f := range m.Flavors {
 			resources = append(resources, f.Resources...)
 		}
-		sel := fmt.Sprintf("{cohort=%q, resource=~`%s`, %s}", m.Pool, gpu.Alternation(resources), Replica)
+		cohort := fmt.Sprintf("cohort=%q", m.Pool)
+		if len(m.Departments) > 0 {
+			// A department's teams are in its Cohort, a child of the pool's.
+			cohort = fmt.Sprintf("cohort=~`%s`", gpu.Alternation(append([]string{m.Pool}, m.Departments...)))
+		}
+		sel := fmt.Sprintf("{%s, resource=~`%s`, %s}", cohort, gpu.Alternation(resources), Replica)
 		out = append(out,
 			Query{Kind: Allocated, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_resource_usage" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 			Query{Kind: Guaranteed, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_nominal_quota" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},

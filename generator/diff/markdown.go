@@ -48,6 +48,12 @@ func Markdown(r *Report, limit int) []byte {
 		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
 			emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]), emph(rw.op, c[7]))
 	}
+	if lines := departmentLines(r.Summary); len(lines) > 0 {
+		add("\n#### Departments\n\n")
+		for _, l := range lines {
+			add("- %s\n", cell(l))
+		}
+	}
 	if len(r.Summary.Priorities) > 0 {
 		add("\n#### Priorities\n\n| | Priority | Value | Preemptible | May borrow (Kueue) | May borrow (KAI) | KAI PriorityClass |\n|:-:|---|--:|---|---|---|--:|\n")
 		for _, rw := range priorityRows(r.Summary) {

@@ -62,6 +62,11 @@ type Summary struct {
 	Pool    Value[string]  `json:"pool"`
 	Flavors []FlavorChange `json:"flavors"`
 	Teams   []TeamChange   `json:"teams"`
+	// Departments compares the departments of both sides; absent when
+	// neither has any.
+	Departments []DepartmentChange `json:"departments,omitempty"`
+	// Moves lists the teams whose department changes.
+	Moves []Move `json:"moves,omitempty"`
 	// Priorities lists every priority, and which backends let its work
 	// borrow, when any priority changes; it is empty otherwise.
 	Priorities []PriorityChange `json:"priorities,omitempty"`
@@ -127,7 +132,8 @@ type FlavorChange struct {
 	Op       Op            `json:"op"`
 	Resource Value[string] `json:"resource"`
 	Capacity Value[int64]  `json:"capacity"`
-	// Guaranteed is the sum of every team's guarantee of this flavor.
+	// Guaranteed is what the pool guarantees of this flavor: every
+	// department's guarantee and every team's without a department.
 	Guaranteed Value[int64] `json:"guaranteed"`
 }
 
@@ -176,7 +182,12 @@ func (s Summary) changed() bool {
 			return true
 		}
 	}
-	return len(s.Priorities) > 0
+	for _, d := range s.Departments {
+		if d.Op != Unchanged {
+			return true
+		}
+	}
+	return len(s.Priorities) > 0 || len(s.Moves) > 0
 }
 
 func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {
@@ -189,6 +200,8 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 	}
 	s.Flavors = compareFlavors(old, new)
 	s.Teams = compareTeams(old, new)
+	s.Departments = compareDepartments(old, new)
+	s.Moves = moves(old, new)
 	s.Priorities = comparePriorities(old, new)
 	for _, t := range s.Teams {
 		for _, q := range t.Quotas {
@@ -267,11 +280,11 @@ func compareFlavors(old, new *plan.Agreement) []FlavorChange {
 			nf = new.Flavor(name)
 		}
 		if of != nil {
-			g := gpu.FlavorSum(old, gpu.Raw, gpu.Flavor(name)).Guaranteed
+			g := gpu.Committed(old, gpu.Raw, gpu.Flavor(name))
 			c.Resource.Old, c.Capacity.Old, c.Guaranteed.Old = &of.Resource, &of.Capacity, &g
 		}
 		if nf != nil {
-			g := gpu.FlavorSum(new, gpu.Raw, gpu.Flavor(name)).Guaranteed
+			g := gpu.Committed(new, gpu.Raw, gpu.Flavor(name))
 			c.Resource.New, c.Capacity.New, c.Guaranteed.New = &nf.Resource, &nf.Capacity, &g
 		}
 		c.Op = opOf(of != nil, nf != nil, c.Resource.Changed() || c.Capacity.Changed() || c.Guaranteed.Changed())

@@ -36,6 +36,13 @@ func Text(r *Report, color bool) []byte {
 	p.line("", "")
 	p.line(sgrBold, "Teams")
 	p.table([]string{"", "TEAM", "FLAVOR", "GUARANTEED", "LENDABLE", "BORROW", "WEIGHT", "RECLAIM"}, teamRows(r.Summary))
+	if lines := departmentLines(r.Summary); len(lines) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Departments")
+		for _, l := range lines {
+			p.line("", "  "+l)
+		}
+	}
 	if len(r.Summary.Priorities) > 0 {
 		p.line("", "")
 		p.line(sgrBold, "Priorities")

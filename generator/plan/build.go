@@ -72,21 +72,14 @@ func Build(a *agreement.Agreement) *Agreement {
 			pt.Namespaces = append(pt.Namespaces, ns.Value)
 		}
 		sort.Strings(pt.Namespaces)
-		for _, f := range out.Flavors {
-			q := Quota{Flavor: f.Name}
-			if aq := t.ByFlavor[f.Name]; aq != nil {
-				q.Guaranteed, q.Lendable, q.Borrow = aq.Guaranteed.Value, aq.Lendable.Value, aq.Borrow.Value
-				q.Origin = QuotaOrigin{
-					Guaranteed: origin(aq.Guaranteed.Pos, aq.Guaranteed.Path),
-					Lendable:   origin(aq.Lendable.Pos, aq.Lendable.Path),
-					Borrow:     origin(aq.Borrow.Pos, aq.Borrow.Path),
-				}
-			}
-			pt.Quotas = append(pt.Quotas, q)
+		if t.Department.IsSet() && a.Department(t.Department.Value) != nil {
+			pt.Department = t.Department.Value
 		}
+		pt.Quotas = quotas(out.Flavors, t.ByFlavor)
 		out.Teams = append(out.Teams, pt)
 	}
 	sort.Slice(out.Teams, func(i, j int) bool { return out.Teams[i].Name < out.Teams[j].Name })
+	out.Departments = buildDepartments(a, out)
 
 	if a.Guardrails != nil {
 		out.Guardrails = buildGuardrails(a.Guardrails)
@@ -99,6 +92,25 @@ func Build(a *agreement.Agreement) *Agreement {
 			top.LevelOrigins = append(top.LevelOrigins, origin(l.Pos, l.Path))
 		}
 		out.Topology = top
+	}
+	return out
+}
+
+// quotas spells out a team's or a department's quota for every flavor, in
+// flavor order.
+func quotas(flavors []Flavor, byFlavor map[string]*agreement.Quota) []Quota {
+	out := make([]Quota, 0, len(flavors))
+	for _, f := range flavors {
+		q := Quota{Flavor: f.Name}
+		if aq := byFlavor[f.Name]; aq != nil {
+			q.Guaranteed, q.Lendable, q.Borrow = aq.Guaranteed.Value, aq.Lendable.Value, aq.Borrow.Value
+			q.Origin = QuotaOrigin{
+				Guaranteed: origin(aq.Guaranteed.Pos, aq.Guaranteed.Path),
+				Lendable:   origin(aq.Lendable.Pos, aq.Lendable.Path),
+				Borrow:     origin(aq.Borrow.Pos, aq.Borrow.Path),
+			}
+		}
+		out = append(out, q)
 	}
 	return out
 }

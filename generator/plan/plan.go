@@ -25,9 +25,11 @@ type Agreement struct {
 	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
-	Topology   *Topology  // nil without [topology]
-	Guardrails Guardrails
-	Monitoring *Monitoring // nil without [monitoring]
+	// Departments sorted by name; empty when the agreement has none.
+	Departments []Department
+	Topology    *Topology // nil without [topology]
+	Guardrails  Guardrails
+	Monitoring  *Monitoring // nil without [monitoring]
 }
 
 // Flavor is one kind of GPU and how many of it the cluster has.
@@ -69,7 +71,10 @@ type Priority struct {
 
 // Team is one party to the agreement.
 type Team struct {
-	Name       string
+	Name string
+	// Department names the team's department (one of Departments); empty:
+	// the team sits directly in the pool.
+	Department string
 	Namespaces []string // sorted
 	Reclaim    ReclaimPolicy
 	Weight     int64

@@ -40,6 +40,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.flavors()
 	v.priorities()
 	v.teams()
+	v.departments()
 	v.topology()
 	v.guardrails()
 	v.monitoring()
@@ -274,25 +275,31 @@ func (v *validator) teams() {
 }
 
 func (v *validator) teamQuotas(t *agreement.Team) {
-	if t.Shorthand != nil {
+	v.quotaTables("team", t.Path, t.Shorthand, t.Flavors)
+}
+
+// quotaTables checks the quota keys of a team or a department (owner): the
+// one-flavor shorthand, the flavors its tables name, and each count.
+func (v *validator) quotaTables(owner string, path *field.Path, shorthand *agreement.Quota, flavors []*agreement.Quota) {
+	if shorthand != nil {
 		switch {
 		case len(v.a.Flavors) > 1:
-			first := firstSet(t.Shorthand)
-			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), t.Path)
-		case len(t.Flavors) > 0:
-			v.errorf(field.ErrorTypeForbidden, t.Flavors[0].Pos, t.Flavors[0].Path, "quota keys are given both on the team and under flavors: use one form")
+			first := firstSet(shorthand)
+			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), path)
+		case len(flavors) > 0:
+			v.errorf(field.ErrorTypeForbidden, flavors[0].Pos, flavors[0].Path, "quota keys are given both on the %s and under flavors: use one form", owner)
 		}
 	}
-	for _, q := range t.Flavors {
+	for _, q := range flavors {
 		if v.a.Flavor(q.Flavor) == nil {
 			v.errorf(field.ErrorTypeNotFound, q.Pos, q.Path, "unknown flavor %q (flavors: %s)", q.Flavor, v.flavorNames())
 		}
 	}
 	quotas := []*agreement.Quota{}
-	if t.Shorthand != nil {
-		quotas = append(quotas, t.Shorthand)
+	if shorthand != nil {
+		quotas = append(quotas, shorthand)
 	}
-	quotas = append(quotas, t.Flavors...)
+	quotas = append(quotas, flavors...)
 	for _, q := range quotas {
 		for _, n := range []agreement.Int{q.Guaranteed, q.Lendable, q.Borrow} {
 			if n.IsSet() && n.Value < 0 {
@@ -301,7 +308,7 @@ func (v *validator) teamQuotas(t *agreement.Team) {
 			v.count(n)
 		}
 		if q.Lendable.IsSet() && q.Lendable.Value > q.Guaranteed.Value && q.Guaranteed.Value >= 0 {
-			v.errorf(field.ErrorTypeInvalid, q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a team can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value)
+			v.errorf(field.ErrorTypeInvalid, q.Lendable.Pos, q.Lendable.Path, "lendable (%d) exceeds guaranteed (%d): a %s can only lend GPUs it is guaranteed", q.Lendable.Value, q.Guaranteed.Value, owner)
 		}
 	}
 }
@@ -325,7 +332,9 @@ func firstSet(q *agreement.Quota) agreement.Int {
 	return first
 }
 
-// capacity reports flavors whose teams are guaranteed more than exists.
+// capacity reports flavors whose teams are guaranteed more than exists. A
+// department's guarantee stands for its teams' (which it covers, see
+// departmentCoverage); teams without a department count for themselves.
 func (v *validator) capacity() {
 	for _, f := range v.a.Flavors {
 		if !f.Capacity.IsSet() || f.Capacity.Value <= 0 {
@@ -334,38 +343,81 @@ func (v *validator) capacity() {
 		var sum int64
 		var parts []string
 		for _, t := range v.a.Teams {
+			if v.departmentOf(t) != nil {
+				continue
+			}
 			if q := t.ByFlavor[f.Name]; q != nil && q.Guaranteed.Value > 0 {
 				sum = addCapped(sum, q.Guaranteed.Value)
 				parts = append(parts, fmt.Sprintf("%s %d", t.Name, q.Guaranteed.Value))
 			}
 		}
+		who := "teams are"
+		for _, d := range v.a.Departments {
+			if q := d.ByFlavor[f.Name]; q != nil && q.Guaranteed.Value > 0 {
+				sum = addCapped(sum, q.Guaranteed.Value)
+				parts = append(parts, fmt.Sprintf("department %s %d", d.Name, q.Guaranteed.Value))
+				who = "departments and teams are"
+			}
+		}
 		if sum > f.Capacity.Value {
-			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "teams are guaranteed %d GPUs of flavor %s (%s) but its capacity is %d", sum, f.Name, strings.Join(parts, ", "), f.Capacity.Value)
+			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "%s guaranteed %d GPUs of flavor %s (%s) but its capacity is %d", who, sum, f.Name, strings.Join(parts, ", "), f.Capacity.Value)
 		}
 	}
 }
 
 // borrowing warns about borrow limits nobody can fill: a team can only
-// borrow what the others in the pool lend.
+// borrow what the others in the pool lend. A team of a department borrows
+// its department's surplus and what its other teams lend, and, within the
+// department's borrow, what the rest of the pool lends to the department
+// (outside); a team without a department borrows what the other such teams
+// and the departments lend.
 func (v *validator) borrowing() {
 	for _, f := range v.a.Flavors {
-		var lendable int64
-		for _, t := range v.a.Teams {
-			if q := t.ByFlavor[f.Name]; q != nil && q.Lendable.Value > 0 {
-				lendable = addCapped(lendable, q.Lendable.Value)
+		lend := func(q *agreement.Quota) int64 {
+			if q != nil && q.Lendable.Value > 0 {
+				return q.Lendable.Value
 			}
+			return 0
+		}
+		var poolLendable int64 // lent into the pool by teams without a department and by departments
+		within := map[*agreement.Department]int64{}
+		for _, t := range v.a.Teams {
+			if d := v.departmentOf(t); d != nil {
+				within[d] = addCapped(within[d], lend(t.ByFlavor[f.Name]))
+			} else {
+				poolLendable = addCapped(poolLendable, lend(t.ByFlavor[f.Name]))
+			}
+		}
+		for _, d := range v.a.Departments {
+			poolLendable = addCapped(poolLendable, lend(d.ByFlavor[f.Name]))
 		}
 		for _, t := range v.a.Teams {
 			q := t.ByFlavor[f.Name]
 			if q == nil || q.Borrow.Value <= 0 {
 				continue
 			}
-			others := lendable
-			if q.Lendable.Value > 0 {
-				others -= q.Lendable.Value
+			d := v.departmentOf(t)
+			if d == nil {
+				others := poolLendable - lend(q)
+				if q.Borrow.Value > others {
+					v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
+				}
+				continue
 			}
+			dq := d.ByFlavor[f.Name]
+			others := addCapped(within[d]-lend(q), v.surplus(d, f.Name))
+			others = addCapped(others, min(borrowOf(dq), poolLendable-lend(dq)))
 			if q.Borrow.Value > others {
-				v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
+				v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s that department %s's surplus, its other teams and (within the department's borrow) the rest of the pool can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, d.Name, others)
+			}
+		}
+		for _, d := range v.a.Departments {
+			dq := d.ByFlavor[f.Name]
+			if borrowOf(dq) <= 0 {
+				continue
+			}
+			if others := poolLendable - lend(dq); dq.Borrow.Value > others {
+				v.warnf(field.ErrorTypeInvalid, dq.Borrow.Pos, dq.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other departments and the teams without a department can lend: at most %d can ever be borrowed", dq.Borrow.Value, others, f.Name, others)
 			}
 		}
 	}

@@ -22,6 +22,7 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 	flavorChecks(p, r)
 	priorityChecks(p, r)
 	queueChecks(p, r)
+	departmentChecks(p, r)
 	return r.List
 }
 
@@ -171,8 +172,11 @@ func queueChecks(p *plan.Agreement, r *diag.Reporter) {
 		}
 		queues[q] = what
 	}
-	var shared, reserved bool
+	shared, reserved := len(p.Departments) > 0, false
 	for i := range p.Teams {
+		if p.Teams[i].Department != "" {
+			continue // under its department's queue
+		}
 		if gpu.TeamSum(p, &p.Teams[i], gpu.InGPUs, nil).NeverLends() {
 			reserved = true
 		} else {
@@ -189,7 +193,7 @@ func queueChecks(p *plan.Agreement, r *diag.Reporter) {
 		t := &p.Teams[i]
 		claim(t.Name, "team "+t.Name, t.Origin)
 		s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
-		if s.NeverLends() {
+		if s.NeverLends() && t.Department == "" {
 			if s.Borrow > 0 {
 				o := firstWith(p, t, func(q plan.Quota) (int64, diag.Origin) { return q.Borrow, q.Origin.Borrow })
 				r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,

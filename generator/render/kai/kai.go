@@ -90,6 +90,9 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	var shared, reservedTeams []leaf
 	var sharedQuota, reservedQuota int64
 	for i, t := range p.Teams {
+		if t.Department != "" {
+			continue // under its department's queue (departmentQueues)
+		}
 		s := gpu.TeamSum(p, &p.Teams[i], gpu.InGPUs, nil)
 		if s.NeverLends() {
 			reservedTeams = append(reservedTeams, leaf{t, s.Guaranteed, s.Borrow})
@@ -105,14 +108,19 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	for _, pr := range p.Priorities {
 		typed = append(typed, priorityClass(p, pr, values[pr.Name]))
 	}
+	departments := departmentQueues(p)
+	for i := range p.Departments {
+		sharedQuota += gpu.DepartmentSum(p, &p.Departments[i], gpu.InGPUs, nil).Guaranteed
+	}
 	typed = append(typed, queue(p, p.Name, "", "", queueResources(sharedQuota+reservedQuota, capacity, 1)))
-	if len(shared) > 0 {
+	if len(shared) > 0 || len(departments) > 0 {
 		// The shared subtree may grow into everything but the reserved
 		// teams' guarantees: that is what keeps them never lent.
 		typed = append(typed, queue(p, p.Name+SharedSuffix, p.Name, "", queueResources(sharedQuota, capacity-reservedQuota, 1)))
 		for _, l := range shared {
 			typed = append(typed, queue(p, l.team.Name, p.Name+SharedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
 		}
+		typed = append(typed, departments...)
 	}
 	if len(reservedTeams) > 0 {
 		typed = append(typed, queue(p, p.Name+ReservedSuffix, p.Name, "", queueResources(reservedQuota, reservedQuota, 0)))

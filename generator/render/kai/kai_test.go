@@ -573,7 +573,16 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 				childQuota[q.Parent] += q.Quota
 			}
 			for name, q := range got {
-				if sum, ok := childQuota[name]; ok && sum != q.Quota {
+				sum, ok := childQuota[name]
+				switch {
+				case !ok:
+				case p.Department(name) != nil:
+					// The rest is the department's surplus, which KAI
+					// divides among its teams first.
+					if sum > q.Quota {
+						t.Errorf("department queue %s: quota %d, its teams' add up to more, %d", name, q.Quota, sum)
+					}
+				case sum != q.Quota:
 					t.Errorf("queue %s: quota %d, its children's add up to %d", name, q.Quota, sum)
 				}
 			}
@@ -590,12 +599,29 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 					continue
 				}
 				want := queue{Parent: p.Name + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: tm.Weight}
-				if g > 0 && l == 0 {
+				switch {
+				case tm.Department != "":
+					// Under its department, whatever it lends.
+					want.Parent = tm.Department
+				case g > 0 && l == 0:
 					reservedQuota += g
 					want = queue{Parent: p.Name + kai.ReservedSuffix, Quota: g, Limit: g, Weight: tm.Weight}
 				}
 				if diff := cmp.Diff(want, leaf); diff != "" {
 					t.Errorf("team %s's queue (-want,+got):\n%s", tm.Name, diff)
+				}
+			}
+			// A department's queue: quota its guarantee, limit guarantee
+			// + borrow, its weight, under the shared subtree.
+			for _, d := range p.Departments {
+				var g, b int64
+				for _, f := range p.Flavors {
+					q := d.Quota(f.Name)
+					g, b = g+gpus(f, q.Guaranteed), b+gpus(f, q.Borrow)
+				}
+				want := queue{Parent: p.Name + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: d.Weight}
+				if diff := cmp.Diff(want, got[d.Name]); diff != "" {
+					t.Errorf("department %s's queue (-want,+got):\n%s", d.Name, diff)
 				}
 			}
 			if r, ok := got[p.Name+kai.ReservedSuffix]; ok && (r.Limit != r.Quota || r.Quota != reservedQuota) {

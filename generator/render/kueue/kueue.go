@@ -87,7 +87,7 @@ func internal(p *plan.Agreement, err error) diag.List {
 func typedObjects(p *plan.Agreement) []runtime.Object {
 	// Sized up front: with thousands of teams, growing the slice copies it
 	// a dozen times.
-	n := len(p.Priorities) + len(p.Flavors) + 2
+	n := len(p.Priorities) + len(p.Flavors) + len(p.Departments) + 2
 	for _, t := range p.Teams {
 		n += 1 + 2*len(t.Namespaces)
 	}
@@ -102,6 +102,9 @@ func typedObjects(p *plan.Agreement) []runtime.Object {
 		objs = append(objs, flavor(p, f))
 	}
 	objs = append(objs, cohort(p))
+	for _, d := range p.Departments {
+		objs = append(objs, departmentCohort(p, d))
+	}
 	for _, t := range p.Teams {
 		objs = append(objs, clusterQueue(p, t))
 		for _, ns := range t.Namespaces {
@@ -214,7 +217,7 @@ func clusterQueue(p *plan.Agreement, t plan.Team) *kueue.ClusterQueue {
 		TypeMeta:   typeMeta("ClusterQueue"),
 		ObjectMeta: meta(p, t.Name, t.Name, ""),
 		Spec: kueue.ClusterQueueSpec{
-			CohortName:     kueue.CohortReference(p.Name),
+			CohortName:     cohortOf(p, t),
 			ResourceGroups: []kueue.ResourceGroup{group},
 			// Select by the name the API server sets itself: a team label
 			// could be put on any namespace by whoever may label it.

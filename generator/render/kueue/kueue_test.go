@@ -530,8 +530,13 @@ func TestEncodedObjects(t *testing.T) {
 					t.Fatal(err)
 				}
 				teams := map[string]bool{}
+				cohortOf := map[string]string{} // a team's ClusterQueue's Cohort
 				for _, tm := range res.Plan.Teams {
 					teams[tm.Name] = true
+					cohortOf[tm.Name] = res.Plan.Name
+					if tm.Department != "" {
+						cohortOf[tm.Name] = tm.Department
+					}
 				}
 				for _, o := range res.Objects {
 					obj := parse(t, o)
@@ -570,8 +575,8 @@ func TestEncodedObjects(t *testing.T) {
 						if api == generator.KueueV1beta1 {
 							want, other = "cohort", "cohortName"
 						}
-						if spec[want] != res.Plan.Name {
-							t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], res.Plan.Name)
+						if spec[want] != cohortOf[o.Name()] {
+							t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], cohortOf[o.Name()])
 						}
 						if _, ok := spec[other]; ok {
 							t.Errorf("%s: spec.%s is not a %s field", id, other, api)

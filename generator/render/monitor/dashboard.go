@@ -111,7 +111,7 @@ func Dashboard(p *plan.Agreement, m *chargeback.Model) (dashboard.Dashboard, err
 			Targets([]cog.Builder[variants.Dataquery]{
 				instant(fmt.Sprintf(`ALERTS{alertname=~"%s|%s|%s", pool=%q}`, AlertOwnerWaiting, AlertSquatting, AlertOverAgreement, p.Name), "{{alertname}} {{team}}"),
 			}))
-	return b.Build()
+	return withDepartments(b, p).Build()
 }
 
 // DashboardJSON returns the dashboard as the sidecar loads it.
