@@ -45,8 +45,59 @@ func flavorRules(a *agreement.Agreement, r *diag.Reporter) {
 	if len(countedFlavors) < 2 {
 		return
 	}
-	// One gpu quota and limit per queue: a team's flavors are summed, and
-	// KAI lets it spend the sum on any of them.
+	// One gpu quota and limit per queue: KAI would add a team's flavors up
+	// and let it spend the sum on any of them, so per-flavor guarantees,
+	// limits and never-lent GPUs would not hold (issue 19: a team ran 48
+	// A100s where it was allowed 28). Where the teams' quotas are on two or
+	// more counted flavors the agreement is refused, per team, with the
+	// numbers KAI would have used; quotas on one flavor beside others that
+	// nobody is guaranteed or may borrow are only warned about.
+	var quoted []string
+	for _, f := range countedFlavors {
+		for _, t := range a.Teams {
+			if q := t.ByFlavor[f.Name]; q != nil && q.Guaranteed.Value+q.Borrow.Value > 0 {
+				quoted = append(quoted, f.Name)
+				break
+			}
+		}
+	}
+	if len(quoted) >= 2 {
+		// One error, at the second flavor the teams hold quotas on, with
+		// the team KAI would let stray furthest as the example.
+		var example string
+		var worst int64 = -1
+		for _, t := range a.Teams {
+			g, l, b, _ := teamSums(a, t)
+			limit := g + b
+			if neverLends(g, l) {
+				limit = g
+			}
+			var parts []string
+			for _, f := range countedFlavors {
+				var fg, fb int64
+				if q := t.ByFlavor[f.Name]; q != nil {
+					fg, fb = q.Guaranteed.Value, q.Borrow.Value
+				}
+				parts = append(parts, fmt.Sprintf("%s %d+%d", f.Name, fg, fb))
+			}
+			if limit > worst {
+				worst = limit
+				example = fmt.Sprintf("team %s would get one quota of %d and a limit of %d GPUs of any flavor (guaranteed+borrow: %s)", t.Name, g, limit, strings.Join(parts, ", "))
+			}
+		}
+		var second *agreement.Flavor
+		for _, f := range countedFlavors {
+			if f.Name == quoted[1] {
+				second = f
+			}
+		}
+		r.Errorf(field.ErrorTypeNotSupported, second.Pos, second.Path,
+			"kai: KAI keeps one GPU quota per queue, not one per flavor: the teams' quotas on flavors %s would be summed, and per-flavor guarantees, limits and never-lent GPUs would not hold (%s); render this agreement with --backend kueue, or give KAI an agreement whose quotas are on one counted flavor",
+			strings.Join(quoted, " and "), example)
+		return
+	}
+	// Quotas on one counted flavor, beside flavors nobody holds: KAI still
+	// lets a team spend its quota on any of them.
 	for _, t := range a.Teams {
 		g, l, b, _ := teamSums(a, t)
 		limit := g + b
