@@ -126,8 +126,14 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		}
 	}
 	values := ClassValues(PlanRanks(p))
+	fallback := DefaultPriority(PlanRanks(p))
 	for _, pr := range p.Priorities {
-		typed = append(typed, priorityClass(p, pr, values[pr.Name]))
+		pc := priorityClass(p, pr, values[pr.Name])
+		if pr.Name == fallback {
+			pc.GlobalDefault = true
+			pc.Description += "; the cluster's default for pods that name no priority"
+		}
+		typed = append(typed, pc)
 	}
 	typed = append(typed, queue(p, p.Name, "", "", gpu(sharedQuota+reservedQuota, capacity, 1)))
 	if len(shared) > 0 {

@@ -90,3 +90,28 @@ func PlanRanks(p *plan.Agreement) []Rank {
 	}
 	return out
 }
+
+// DefaultPriority names the priority that work naming none gets: the
+// lowest preemptible one, which the render makes the cluster's
+// globalDefault PriorityClass. Under Kueue such work has priority 0, below
+// every class, and may borrow and be preempted; without a default, KAI's
+// podgrouper would give it a class of KAI's chart by workload kind (a
+// Deployment gets "inference", 125: non-preemptible, held at the team's
+// guarantee; issue 19). The API server writes the globalDefault class's name
+// into every pod that names none, and the podgrouper reads it from there.
+// It returns "" when the agreement has no preemptible priority.
+func DefaultPriority(ranks []Rank) string {
+	best := -1
+	for i, r := range ranks {
+		if !r.Preemptible {
+			continue
+		}
+		if best < 0 || r.Value < ranks[best].Value || r.Value == ranks[best].Value && r.Name < ranks[best].Name {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return ranks[best].Name
+}
