@@ -78,7 +78,9 @@ func flavorRules(a *agreement.Agreement, r *diag.Reporter) {
 				if q := t.ByFlavor[f.Name]; q != nil {
 					fg, fb = q.Guaranteed.Value, q.Borrow.Value
 				}
-				parts = append(parts, fmt.Sprintf("%s %d+%d", f.Name, fg, fb))
+				if fg+fb > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d+%d", f.Name, fg, fb))
+				}
 			}
 			if limit > worst {
 				worst = limit
@@ -93,7 +95,7 @@ func flavorRules(a *agreement.Agreement, r *diag.Reporter) {
 		}
 		r.Errorf(field.ErrorTypeNotSupported, second.Pos, second.Path,
 			"kai: KAI keeps one GPU quota per queue, not one per flavor: the teams' quotas on flavors %s would be summed, and per-flavor guarantees, limits and never-lent GPUs would not hold (%s); render this agreement with --backend kueue, or give KAI an agreement whose quotas are on one counted flavor",
-			strings.Join(quoted, " and "), example)
+			strings.Join(quoted, ", "), example)
 		return
 	}
 	// Quotas on one counted flavor, beside flavors nobody holds: KAI still
