@@ -1,8 +1,9 @@
 # tenancy: render a GPU-sharing agreement into Kueue or KAI manifests.
 #
 #   make test    unit, golden and wrapper tests (kustomize and Argo CD end to end)
-#   make e2e     the agreement in a real kube-apiserver + Kueue, and the monitoring rules
-#                and tenancy report with real Prometheus and promtool (builds them once, cached)
+#   make e2e     the agreement in a real kube-apiserver + Kueue, the monitoring rules
+#                and tenancy report with real Prometheus and promtool, and the KAI render
+#                in the real KAI Scheduler built from ../shared/src (builds them once, cached)
 #   make e2e-argocd  the Argo CD loop: a commit to tenancy.toml synced by Argo CD
 #   make bench   Go benchmarks and whole-process timings
 #   make fuzz    every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m)
@@ -73,7 +74,7 @@ test-argocd: skipreport
 	cd test/argocd/v3 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
 e2e:
-	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/
+	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/ ./kai/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a

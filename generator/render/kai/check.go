@@ -47,8 +47,56 @@ func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 	if len(countedFlavors) < 2 {
 		return
 	}
-	// One gpu quota and limit per queue: a team's flavors are summed, and
-	// KAI lets it spend the sum on any of them.
+	// One gpu quota and limit per queue: KAI would add a team's flavors up
+	// and let it spend the sum on any of them, so per-flavor guarantees,
+	// limits and never-lent GPUs would not hold (issue 19: a team ran 48
+	// A100s where it was allowed 28). Where the teams' quotas are on two or
+	// more counted flavors the agreement is refused, with the numbers KAI
+	// would have used; quotas on one flavor beside others that nobody is
+	// guaranteed or may borrow are only warned about.
+	var quoted []plan.Flavor
+	for _, f := range countedFlavors {
+		for i := range p.Teams {
+			if q := p.Teams[i].Quota(f.Name); q.Guaranteed+q.Borrow > 0 {
+				quoted = append(quoted, f)
+				break
+			}
+		}
+	}
+	if len(quoted) >= 2 {
+		// One error, at the second flavor the teams hold quotas on, with
+		// the team KAI would let stray furthest as the example.
+		var example string
+		var worst int64 = -1
+		for i := range p.Teams {
+			t := &p.Teams[i]
+			s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
+			g, limit := s.Guaranteed, s.MostUsable()
+			if s.NeverLends() {
+				limit = g
+			}
+			var parts []string
+			for _, f := range countedFlavors {
+				if q := t.Quota(f.Name); q.Guaranteed+q.Borrow > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d+%d", f.Name, q.Guaranteed, q.Borrow))
+				}
+			}
+			if limit > worst {
+				worst = limit
+				example = fmt.Sprintf("team %s would get one quota of %d and a limit of %d GPUs of any flavor (guaranteed+borrow: %s)", t.Name, g, limit, strings.Join(parts, ", "))
+			}
+		}
+		names := make([]string, len(quoted))
+		for i, f := range quoted {
+			names[i] = f.Name
+		}
+		r.Errorf(field.ErrorTypeNotSupported, quoted[1].Origin.Pos, quoted[1].Origin.Path,
+			"kai: KAI keeps one GPU quota per queue, not one per flavor: the teams' quotas on flavors %s would be summed, and per-flavor guarantees, limits and never-lent GPUs would not hold (%s); render this agreement with --backend kueue, or give KAI an agreement whose quotas are on one counted flavor",
+			strings.Join(names, ", "), example)
+		return
+	}
+	// Quotas on one counted flavor, beside flavors nobody holds: KAI still
+	// lets a team spend its quota on any of them.
 	for i := range p.Teams {
 		t := &p.Teams[i]
 		s := gpu.TeamSum(p, t, gpu.InGPUs, nil)

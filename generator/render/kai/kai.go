@@ -105,8 +105,14 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 
 	var typed []any
 	values := ClassValues(p.Priorities)
+	fallback := DefaultPriority(p.Priorities)
 	for _, pr := range p.Priorities {
-		typed = append(typed, priorityClass(p, pr, values[pr.Name]))
+		pc := priorityClass(p, pr, values[pr.Name])
+		if pr.Name == fallback {
+			pc.GlobalDefault = true
+			pc.Description += "; the cluster's default for pods that name no priority"
+		}
+		typed = append(typed, pc)
 	}
 	departments := departmentQueues(p)
 	for i := range p.Departments {

@@ -70,3 +70,28 @@ func renumber(ranks []plan.Priority, out map[string]int64, start, step int64) {
 		out[r.Name] = start + step*index[int64(r.Value)]
 	}
 }
+
+// DefaultPriority names the priority that work naming none gets: the
+// lowest preemptible one, which the render makes the cluster's
+// globalDefault PriorityClass. Under Kueue such work has priority 0, below
+// every class, and may borrow and be preempted; without a default, KAI's
+// podgrouper would give it a class of KAI's chart by workload kind (a
+// Deployment gets "inference", 125: non-preemptible, held at the team's
+// guarantee; issue 19). The API server writes the globalDefault class's name
+// into every pod that names none, and the podgrouper reads it from there.
+// It returns "" when the agreement has no preemptible priority.
+func DefaultPriority(priorities []plan.Priority) string {
+	best := -1
+	for i, r := range priorities {
+		if !r.Preemptible {
+			continue
+		}
+		if best < 0 || r.Value < priorities[best].Value || r.Value == priorities[best].Value && r.Name < priorities[best].Name {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return priorities[best].Name
+}

@@ -103,3 +103,71 @@ func TestPriorityClassValues(t *testing.T) {
 		t.Errorf("PriorityClass values (-want,+got):\n%s", diff)
 	}
 }
+
+// TestDefaultPriority: work naming no priority gets the lowest preemptible
+// priority, as under Kueue (priority 0, may borrow, may be preempted).
+func TestDefaultPriority(t *testing.T) {
+	tests := map[string]struct {
+		ranks []plan.Priority
+		want  string
+	}{
+		"the lowest preemptible": {
+			ranks: []plan.Priority{{Name: "critical", Value: 1000}, {Name: "standard", Value: 100, Preemptible: true}, {Name: "scavenger", Value: 10, Preemptible: true}},
+			want:  "scavenger",
+		},
+		"a lower non-preemptible one is not it": {
+			ranks: []plan.Priority{{Name: "low", Value: 1}, {Name: "batch", Value: 50, Preemptible: true}},
+			want:  "batch",
+		},
+		"equal values: the first by name": {
+			ranks: []plan.Priority{{Name: "b", Value: 5, Preemptible: true}, {Name: "a", Value: 5, Preemptible: true}},
+			want:  "a",
+		},
+		"no preemptible priority: none": {
+			ranks: []plan.Priority{{Name: "prod", Value: 1000}},
+		},
+		"no priorities: none": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := kai.DefaultPriority(tc.ranks); got != tc.want {
+				t.Errorf("DefaultPriority = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPriorityClassGlobalDefault: exactly the default priority's class is
+// the cluster's globalDefault.
+func TestPriorityClassGlobalDefault(t *testing.T) {
+	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
+	p.Priorities = []plan.Priority{
+		{Name: "critical", Value: 1000},
+		{Name: "standard", Value: 100, Preemptible: true},
+		{Name: "scavenger", Value: 10, Preemptible: true},
+	}
+	objs, diags := kai.Renderer{}.Render(p)
+	if len(diags) > 0 {
+		t.Fatalf("render: %v", diags)
+	}
+	encoded, _, err := encode.Encode(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defaults []string
+	for _, o := range encoded {
+		if o.Kind() != "PriorityClass" {
+			continue
+		}
+		var pc schedulingv1.PriorityClass
+		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
+			t.Fatal(err)
+		}
+		if pc.GlobalDefault {
+			defaults = append(defaults, pc.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"scavenger"}, defaults); diff != "" {
+		t.Errorf("globalDefault PriorityClasses (-want,+got):\n%s", diff)
+	}
+}

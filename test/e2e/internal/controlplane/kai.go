@@ -1,0 +1,379 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// KAIOptions says what the KAI control plane runs.
+type KAIOptions struct {
+	// Binaries maps "etcd", "kube-apiserver", "kube-controller-manager",
+	// "kwok" and KAI's "scheduler", "binder", "podgrouper",
+	// "queuecontroller" and "podgroupcontroller" to executables.
+	Binaries map[string]string
+	// KAICRDDir is KAI's deployments/kai-scheduler/crds directory.
+	KAICRDDir string
+	// KwokDir is the sigs.k8s.io/kwok module directory (for its Stages).
+	KwokDir string
+	// Dir is where state, certificates and logs go. It must exist.
+	Dir string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// KAI's names, as its operator and chart give them by default
+// (pkg/apis/kai/v1 defaults, deployments/kai-scheduler/values.yaml).
+const (
+	KAISchedulerName = "kai-scheduler"
+	KAINamespace     = "kai-scheduler"
+	kaiReservationNS = "kai-resource-reservation"
+)
+
+// StartKAI brings up a control plane of its own for the KAI suite: etcd,
+// kube-apiserver, KAI's CRDs, kube-controller-manager (with the
+// root-ca-cert-publisher, which KAI's binder needs: it refuses every pod
+// whose namespace lacks kube-root-ca.crt), KWOK for the Nodes, and the KAI
+// Scheduler's scheduler, binder, podgrouper, queue controller and podgroup
+// controller, out of cluster, with the arguments KAI's operator gives them
+// for the chart's defaults and the webhooks off. No kube-scheduler runs:
+// every pod of the suite names kai-scheduler.
+func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error) {
+	began := time.Now()
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok",
+		"scheduler", "binder", "podgrouper", "queuecontroller", "podgroupcontroller"} {
+		if opts.Binaries[name] == "" {
+			return nil, fmt.Errorf("no binary for %s", name)
+		}
+	}
+	base := Options{Binaries: opts.Binaries, Dir: opts.Dir, Log: logw, KwokDir: opts.KwokDir}
+	_, cancel := context.WithCancel(context.Background())
+	cp := &ControlPlane{Dir: opts.Dir, cancel: cancel, log: logw}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w%s", err, cp.logTails(4000))
+			cp.Stop()
+		}
+	}()
+
+	ports, err := freePorts(20)
+	if err != nil {
+		return nil, err
+	}
+	next := 0
+	port := func() int { p := ports[next]; next++; return p }
+	etcdClient, etcdPeer, apiPort, kcmPort, kwokPort := port(), port(), port(), port(), port()
+
+	pk, err := writePKI(filepath.Join(opts.Dir, "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("write certificates: %w", err)
+	}
+	etcdURL := "http://" + hostPort(etcdClient)
+	peerURL := "http://" + hostPort(etcdPeer)
+	if err := cp.start(base, "etcd", []string{
+		"--name=e2e",
+		"--data-dir=" + filepath.Join(opts.Dir, "etcd"),
+		"--listen-client-urls=" + etcdURL,
+		"--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=e2e=" + peerURL,
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}, nil); err != nil {
+		return nil, err
+	}
+	if err := cp.waitHTTP(ctx, "etcd", etcdURL+"/health", nil, 30*time.Second); err != nil {
+		return nil, err
+	}
+	if err := cp.start(base, "kube-apiserver", []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", apiPort),
+		"--cert-dir=" + filepath.Join(opts.Dir, "apiserver-certs"),
+		"--tls-cert-file=" + pk.ServingCert,
+		"--tls-private-key-file=" + pk.ServingKey,
+		"--client-ca-file=" + pk.CACert,
+		"--service-account-key-file=" + pk.SAPub,
+		"--service-account-signing-key-file=" + pk.SAKey,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--endpoint-reconciler-type=none",
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--v=1",
+	}, nil); err != nil {
+		return nil, err
+	}
+	cp.Config = &rest.Config{
+		Host: "https://" + hostPort(apiPort),
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: pk.caPEM, CertData: pk.adminCertPEM, KeyData: pk.adminKeyPEM,
+		},
+		QPS:            -1,
+		WarningHandler: rest.NoWarnings{},
+	}
+	apiTLS, err := tlsConfig(pk)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.waitHTTP(ctx, "kube-apiserver", cp.Config.Host+"/readyz", apiTLS, 60*time.Second); err != nil {
+		return nil, err
+	}
+	cp.Kubeconfig = filepath.Join(opts.Dir, "admin.kubeconfig")
+	if err := os.WriteFile(cp.Kubeconfig, kubeconfig(cp.Config.Host, pk), 0o600); err != nil {
+		return nil, err
+	}
+	if cp.Kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
+		return nil, err
+	}
+	if cp.Dynamic, err = dynamic.NewForConfig(cp.Config); err != nil {
+		return nil, err
+	}
+	if cp.Applier, err = NewApplier(cp.Config, "tenancy-e2e"); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "kai: kube-apiserver ready at %s after %s\n", cp.Config.Host, time.Since(began).Round(time.Millisecond))
+
+	// KAI's CRDs and its namespaces, before the controllers start.
+	crds, err := readCRDDir(opts.KAICRDDir)
+	if err != nil {
+		return nil, err
+	}
+	nss := []*unstructured.Unstructured{namespaceObj(KAINamespace), namespaceObj(kaiReservationNS)}
+	if _, err := cp.Applier.Apply(ctx, append(nss, crds...), false); err != nil {
+		return nil, fmt.Errorf("install KAI CRDs: %w", err)
+	}
+	if err := cp.Applier.WaitCRDsEstablished(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+
+	controllers := []string{
+		"job-controller", "deployment-controller", "replicaset-controller",
+		"garbage-collector-controller", "namespace-controller", "resourcequota-controller",
+		"serviceaccount-controller", "root-ca-certificate-publisher-controller",
+		"node-lifecycle-controller", "validatingadmissionpolicy-status-controller",
+	}
+	if err := cp.start(base, "kube-controller-manager", []string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig,
+		"--authorization-kubeconfig=" + cp.Kubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", kcmPort),
+		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
+		"--root-ca-file=" + pk.CACert,
+		"--use-service-account-credentials=false",
+		"--node-monitor-period=1s",
+		"--v=1",
+	}, nil); err != nil {
+		return nil, err
+	}
+	kcmTLS := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed loopback health endpoint
+	if err := cp.waitHTTP(ctx, "kube-controller-manager", fmt.Sprintf("https://%s/healthz", hostPort(kcmPort)), kcmTLS, 60*time.Second); err != nil {
+		return nil, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cp.Kube.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1GetOptions)
+		return err == nil, nil
+	}); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager did not publish kube-root-ca.crt: %w", err)
+	}
+
+	cfg, err := kwokConfig(opts.KwokDir)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(opts.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return nil, err
+	}
+	if err := cp.start(base, "kwok", []string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--config=" + cfgPath,
+		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeValue,
+		"--node-lease-duration-seconds=40",
+		"--server-address=" + hostPort(kwokPort),
+	}, nil); err != nil {
+		return nil, err
+	}
+	if err := cp.waitHTTP(ctx, "kwok", fmt.Sprintf("http://%s/healthz", hostPort(kwokPort)), nil, 60*time.Second); err != nil {
+		return nil, err
+	}
+
+	// KAI. Every component reads KUBECONFIG (controller-runtime's
+	// GetConfigOrDie); each gets its own loopback ports instead of the
+	// in-cluster :8080/:8081.
+	kenv := []string{"KUBECONFIG=" + cp.Kubeconfig}
+	schedConf := filepath.Join(opts.Dir, "kai-scheduler-config.yaml")
+	if err := os.WriteFile(schedConf, []byte(KAISchedulerConfig), 0o600); err != nil {
+		return nil, err
+	}
+	qcMetrics, pgcMetrics, pgcProbe, pgMetrics, pgProbe := port(), port(), port(), port(), port()
+	bMetrics, bProbe, sListen, sProfiler, sPlugin := port(), port(), port(), port(), port()
+	steps := []struct {
+		name, health string
+		args         []string
+	}{
+		// pkg/operator/operands/queue_controller/resources.go buildArgsList
+		{"queuecontroller", "", []string{
+			"--metrics-listen-address=" + hostPort(qcMetrics),
+			"--enable-webhook=false",
+		}},
+		// pkg/operator/operands/pod_group_controller/resources.go. v0.17.0
+		// ignores --metrics-bind-address (its manager gets no metrics
+		// options) and serves metrics on :8080 whatever is passed.
+		{"podgroupcontroller", fmt.Sprintf("http://%s/healthz", hostPort(pgcProbe)), []string{
+			"--scheduler-name", KAISchedulerName,
+			"--metrics-bind-address=" + hostPort(pgcMetrics),
+			"--health-probe-bind-address=" + hostPort(pgcProbe),
+			"--enable-podgroup-webhook=false",
+		}},
+		// pkg/operator/operands/pod_grouper/resources.go
+		{"podgrouper", fmt.Sprintf("http://%s/healthz", hostPort(pgProbe)), []string{
+			"--scheduler-name", KAISchedulerName,
+			"--queue-label-key", "kai.scheduler/queue",
+			"--nodepool-label-key", "kai.scheduler/node-pool",
+			"--metrics-bind-address=" + hostPort(pgMetrics),
+			"--health-probe-bind-address=" + hostPort(pgProbe),
+		}},
+		// pkg/operator/operands/binder/resources.go buildArgsList, with the
+		// chart's resource-reservation defaults.
+		// The binder registers no health check: its metrics answer once
+		// the manager runs.
+		{"binder", fmt.Sprintf("http://%s/metrics", hostPort(bMetrics)), []string{
+			"--scheduler-name", KAISchedulerName,
+			"--resource-reservation-namespace", kaiReservationNS,
+			"--resource-reservation-service-account", "kai-resource-reservation",
+			"--resource-reservation-app-label", "kai-resource-reservation",
+			"--scale-adjust-namespace", "kai-scale-adjust",
+			"--metrics-bind-address=" + hostPort(bMetrics),
+			"--health-probe-bind-address=" + hostPort(bProbe),
+		}},
+		// pkg/operator/operands/scheduler/resources_for_shard.go
+		// buildArgsList, for the chart's default SchedulingShard.
+		{"scheduler", fmt.Sprintf("http://%s/metrics", hostPort(sListen)), []string{
+			"--scheduler-conf=" + schedConf,
+			"--scheduler-name=" + KAISchedulerName,
+			"--namespace=" + KAINamespace,
+			"--nodepool-label-key=kai.scheduler/node-pool",
+			"--partition-label-value=",
+			"--resource-reservation-app-label=kai-resource-reservation",
+			"--queue-label-key=kai.scheduler/queue",
+			"--listen-address=" + hostPort(sListen),
+			"--profiler-port=" + fmt.Sprint(sProfiler),
+			"--plugin-server-port=" + fmt.Sprint(sPlugin),
+		}},
+	}
+	for _, s := range steps {
+		if err := cp.start(base, s.name, s.args, kenv); err != nil {
+			return nil, err
+		}
+		if s.health != "" {
+			if err := cp.waitHTTP(ctx, s.name, s.health, nil, 90*time.Second); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cp.StartupTime = time.Since(began)
+	fmt.Fprintf(logw, "kai: control plane and KAI Scheduler ready in %s (state and logs in %s)\n", cp.StartupTime.Round(time.Millisecond), opts.Dir)
+	return cp, nil
+}
+
+// KAISchedulerConfig is the scheduler configuration KAI's operator writes
+// for the chart's default SchedulingShard (placementStrategy binpack):
+// pkg/apis/kai/v1/schedulingshard_types.go SetDefaultsWhereNeeded (plugins
+// and actions with their default priorities, gpuspread off and gpupack and
+// gpusharingorder on under binpack, consolidation on) and
+// pkg/operator/operands/scheduler (sorted by priority, descending, then by
+// name; scenario search budgets at their defaults).
+const KAISchedulerConfig = `actions: allocate, consolidation, reclaim, preempt, stalegangeviction
+tiers:
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: priority
+  - name: nodeavailability
+  - name: resourcetype
+  - name: podaffinity
+  - name: elastic
+  - name: kubeflow
+  - name: ray
+  - name: subgrouporder
+  - name: taskorder
+  - name: nominatednode
+  - name: dynamicresources
+  - name: minruntime
+  - name: topology
+  - name: snapshot
+  - name: sg-nodelocalgreedy
+  - name: sg-multinodegang
+  - name: gpupack
+  - name: nodeplacement
+    arguments:
+      cpu: binpack
+      gpu: binpack
+  - name: gpusharingorder
+scenarioSearchBudgets:
+  maxActionSearchDuration:
+    default: 5m0s
+  maxJobSearchDuration: 4m0s
+  minJobSearchDuration: 0s
+  maxGeneratorSearchDuration:
+    default: 2m0s
+    MultiNodeGang: 2m0s
+    NodeLocalGreedy: 30s
+`
+
+func namespaceObj(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
+	}}
+}
+
+// readCRDDir reads every YAML file of dir.
+func readCRDDir(dir string) ([]*unstructured.Unstructured, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read KAI CRDs: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".yaml") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []*unstructured.Unstructured
+	for _, n := range names {
+		objs, err := ReadManifestFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no CRDs in %s", dir)
+	}
+	return out, nil
+}

@@ -1,0 +1,601 @@
+package kai
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+)
+
+type obj = unstructured.Unstructured
+
+const (
+	gpu       = corev1.ResourceName("nvidia.com/gpu")
+	mig1g     = corev1.ResourceName("nvidia.com/mig-1g.10gb")
+	queueKey  = "kai.scheduler/queue"
+	managedBy = "app.kubernetes.io/managed-by=tenancy"
+	// eventually bounds every wait: KAI schedules once a second.
+	eventually = 60 * time.Second
+	poll       = 200 * time.Millisecond
+	// settle is how long a "nothing more happens" check keeps watching:
+	// several of KAI's one-second scheduling cycles.
+	settle = 3 * time.Second
+	// outside is a namespace the agreement does not name.
+	outside = "outside"
+)
+
+var (
+	queueGVR    = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
+	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
+	pruneKinds  = []schema.GroupVersionResource{queueGVR,
+		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
+		{Version: "v1", Resource: "resourcequotas"},
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}}
+	// workNamespaces are every namespace a check runs work in.
+	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", outside}
+)
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// render runs `tenancy render --backend kai` on an agreement (a path
+// relative to the repository root) and parses the YAML.
+func render(t *testing.T, file string, extra ...string) []*obj {
+	t.Helper()
+	out, stderr, err := renderRaw(file, extra...)
+	if err != nil {
+		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
+	}
+	objs, err := controlplane.ParseManifests(out)
+	if err != nil {
+		t.Fatalf("parse render of %s: %v", file, err)
+	}
+	return objs
+}
+
+func renderRaw(file string, extra ...string) (stdout []byte, stderr string, err error) {
+	cmd := exec.Command(env.tenancy, append([]string{"render", "--backend", "kai", file}, extra...)...)
+	cmd.Dir = env.repoRoot
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.String(), err
+}
+
+func testdata(name string) string { return filepath.Join("test", "e2e", "testdata", name) }
+
+func find(t *testing.T, objs []*obj, kind, name string) *obj {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("render has no %s %q", kind, name)
+	return nil
+}
+
+// useAgreement makes objs the cluster's agreement: every workload goes,
+// objs are applied server-side, and the tenancy-managed objects objs no
+// longer holds are deleted, as a change of the agreement would.
+func useAgreement(t *testing.T, objs []*obj) {
+	t.Helper()
+	ctx := ctxFor(t)
+	clearWorkloads(t)
+	want := map[string]bool{}
+	for _, o := range objs {
+		want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	// PriorityClasses are replaced, not updated: their value is immutable
+	// (an agreement that renumbers a priority, or changes its preemptible,
+	// cannot be applied in place), and the API server allows one
+	// globalDefault, which the new agreement may give another class.
+	prune(t, nil, pruneKinds[1:2])
+	if _, err := env.cp.Applier.Apply(ctx, objs, false); err != nil {
+		t.Fatalf("apply agreement: %v", err)
+	}
+	prune(t, want, pruneKinds)
+	waitFor(t, "the rendered queues to exist", func(ctx context.Context) (bool, string) {
+		for _, o := range objs {
+			if o.GetKind() != "Queue" {
+				continue
+			}
+			if _, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+				return false, err.Error()
+			}
+		}
+		return true, ""
+	})
+}
+
+// prune deletes the tenancy-managed objects of kinds that want does not hold.
+func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResource) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for _, gvr := range kinds {
+		list, err := env.cp.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: managedBy})
+		if err != nil {
+			t.Fatalf("list %s: %v", gvr.Resource, err)
+		}
+		for _, o := range list.Items {
+			if want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
+				continue
+			}
+			var err error
+			if o.GetNamespace() != "" {
+				err = env.cp.Dynamic.Resource(gvr).Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			} else {
+				err = env.cp.Dynamic.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatalf("prune %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+}
+
+// ensureNamespace creates ns when it does not exist.
+func ensureNamespace(t *testing.T, ns string) {
+	t.Helper()
+	_, err := env.cp.Kube.CoreV1().Namespaces().Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create namespace %s: %v", ns, err)
+	}
+}
+
+// clearWorkloads deletes every Job, Deployment and Pod of the work
+// namespaces and waits until no pod is left, so KAI's queues start empty.
+func clearWorkloads(t *testing.T) {
+	t.Helper()
+	ctx := ctxFor(t)
+	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	for _, ns := range workNamespaces {
+		_ = env.cp.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.AppsV1().Deployments(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
+	}
+	waitFor(t, "every pod to be gone", func(ctx context.Context) (bool, string) {
+		left := 0
+		for _, ns := range workNamespaces {
+			pods, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
+					// KWOK removes deleted pods on its Nodes; a pod never
+					// bound is removed by the API server at once.
+					_ = env.cp.Kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+				}
+			}
+			left += len(pods.Items)
+		}
+		return left == 0, fmt.Sprintf("%d pods left", left)
+	})
+}
+
+// work is one kind of pod a check submits.
+type work struct {
+	ns, queue, priority string
+	res                 corev1.ResourceName
+	gpus                int64
+	labels              map[string]string
+}
+
+func (w work) podSpec() corev1.PodSpec {
+	res := w.res
+	if res == "" {
+		res = gpu
+	}
+	n := w.gpus
+	if n == 0 {
+		n = 1
+	}
+	limits := corev1.ResourceList{res: *resource.NewQuantity(n, resource.DecimalSI)}
+	if n < 0 {
+		limits = nil // CPU-only
+	}
+	return corev1.PodSpec{
+		SchedulerName:                 controlplane.KAISchedulerName,
+		PriorityClassName:             w.priority,
+		TerminationGracePeriodSeconds: ptr.To[int64](0),
+		Containers: []corev1.Container{{
+			Name:  "work",
+			Image: "registry.example/train:1",
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+				Limits:   limits,
+			},
+		}},
+	}
+}
+
+func (w work) podLabels() map[string]string {
+	l := map[string]string{}
+	if w.queue != "" {
+		l[queueKey] = w.queue
+	}
+	for k, v := range w.labels {
+		l[k] = v
+	}
+	return l
+}
+
+// pods creates n pods of w named prefix-0 … prefix-(n-1).
+func pods(t *testing.T, w work, prefix string, n int) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for i := range n {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i), Namespace: w.ns, Labels: w.podLabels()},
+			Spec:       w.podSpec(),
+		}
+		if _, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s/%s: %v", w.ns, p.Name, err)
+		}
+	}
+}
+
+// createPod creates one pod of w and returns the API server's error.
+func createPod(t *testing.T, w work, name string) error {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: w.podLabels()},
+		Spec:       w.podSpec(),
+	}
+	_, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctxFor(t), p, metav1.CreateOptions{})
+	return err
+}
+
+// job submits a Job of n parallel pods of w; annotations go on the Job.
+func job(t *testing.T, w work, name string, n int32, annotations map[string]string) *batchv1.Job {
+	t.Helper()
+	spec := w.podSpec()
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: w.podLabels(), Annotations: annotations},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To(n), Completions: ptr.To(n),
+			BackoffLimit: ptr.To[int32](100),
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: w.podLabels()}, Spec: spec},
+		},
+	}
+	got, err := env.cp.Kube.BatchV1().Jobs(w.ns).Create(ctxFor(t), j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create job %s/%s: %v", w.ns, name, err)
+	}
+	return got
+}
+
+// count is what a namespace's pods are doing.
+type count struct{ bound, pending int }
+
+func (c count) String() string { return fmt.Sprintf("%d bound, %d pending", c.bound, c.pending) }
+
+// countPods counts the live pods of ns whose name starts with prefix (all
+// when ""): bound to a Node, or not yet.
+func countPods(ctx context.Context, ns, prefix string) (count, error) {
+	list, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return count{}, err
+	}
+	var c count
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || !strings.HasPrefix(p.Name, prefix) {
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			c.bound++
+		} else {
+			c.pending++
+		}
+	}
+	return c, nil
+}
+
+// gpusBound sums the GPUs of res bound in ns.
+func gpusBound(ctx context.Context, ns string, res corev1.ResourceName) (int64, error) {
+	list, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			if q, ok := c.Resources.Limits[res]; ok {
+				n += q.Value()
+			}
+		}
+	}
+	return n, nil
+}
+
+// waitBound waits until exactly want pods of ns (name prefix) are bound,
+// then watches for settle that no more get bound.
+func waitBound(t *testing.T, ns, prefix string, want int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d pods %s* bound in %s", want, prefix, ns), func(ctx context.Context) (bool, string) {
+		c, err := countPods(ctx, ns, prefix)
+		if err != nil {
+			return false, err.Error()
+		}
+		return c.bound == want, c.String()
+	})
+	never(t, fmt.Sprintf("more than %d pods %s* bound in %s", want, prefix, ns), func(ctx context.Context) (bool, string) {
+		c, err := countPods(ctx, ns, prefix)
+		if err != nil {
+			return false, err.Error()
+		}
+		return c.bound > want, c.String()
+	})
+}
+
+// waitFor polls cond until it holds, failing with its last detail.
+func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	ctx := ctxFor(t)
+	var detail string
+	err := wait.PollUntilContextTimeout(ctx, poll, eventually, true, func(ctx context.Context) (bool, error) {
+		ok, d := cond(ctx)
+		detail = d
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waited %s for %s: last seen %s\n%s", eventually, what, detail, clusterState(context.Background()))
+	}
+}
+
+// never watches for settle that cond does not happen.
+func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	ctx := ctxFor(t)
+	deadline := time.Now().Add(settle)
+	for time.Now().Before(deadline) {
+		if bad, d := cond(ctx); bad {
+			t.Fatalf("%s: %s\n%s", what, d, clusterState(context.Background()))
+		}
+		time.Sleep(poll)
+	}
+}
+
+// clusterState summarizes pods per namespace and the KAI queues, for
+// failure messages.
+func clusterState(ctx context.Context) string {
+	var b strings.Builder
+	b.WriteString("cluster state:")
+	for _, ns := range workNamespaces {
+		c, err := countPods(ctx, ns, "")
+		if err == nil && c.bound+c.pending > 0 {
+			fmt.Fprintf(&b, " %s: %s;", ns, c)
+		}
+	}
+	list, err := env.cp.Dynamic.Resource(queueGVR).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, q := range list.Items {
+			alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
+			fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
+		}
+	}
+	return b.String()
+}
+
+// podGroupOf returns the PodGroup KAI's podgrouper made for a pod.
+func podGroupOf(ctx context.Context, ns, pod string) (*obj, error) {
+	p, err := env.cp.Kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	name := p.Annotations["pod-group-name"]
+	if name == "" {
+		return nil, fmt.Errorf("pod %s/%s has no pod-group-name annotation yet", ns, pod)
+	}
+	return env.cp.Dynamic.Resource(podGroupGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// waitPodGroup waits for a pod's PodGroup and returns it.
+func waitPodGroup(t *testing.T, ns, pod string) *obj {
+	t.Helper()
+	var pg *obj
+	waitFor(t, "the PodGroup of "+ns+"/"+pod, func(ctx context.Context) (bool, string) {
+		var err error
+		pg, err = podGroupOf(ctx, ns, pod)
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	return pg
+}
+
+// queueAllocatedGPUs reads a Queue's status.allocated GPUs.
+func queueAllocatedGPUs(ctx context.Context, name string) (float64, error) {
+	q, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated", "nvidia.com/gpu")
+	if !found {
+		return 0, nil
+	}
+	qty, err := resource.ParseQuantity(fmt.Sprint(v))
+	if err != nil {
+		return 0, err
+	}
+	return qty.AsApproximateFloat64(), nil
+}
+
+// simNode is a simulated GPU Node.
+type simNode struct {
+	name   string
+	labels map[string]string
+	res    corev1.ResourceName
+	count  int64
+}
+
+func (n simNode) node() *corev1.Node {
+	labels := map[string]string{"kubernetes.io/hostname": n.name, "tenancy.dev/simulated": "true"}
+	for k, v := range n.labels {
+		labels[k] = v
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("64"),
+		corev1.ResourceMemory: resource.MustParse("512Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+		n.res:                 *resource.NewQuantity(n.count, resource.DecimalSI),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels,
+			Annotations: map[string]string{controlplane.KwokNodeAnnotation: controlplane.KwokNodeValue}},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
+
+// h100Nodes are the reference's 4 workers × 8 GPUs.
+func h100Nodes() []simNode {
+	var out []simNode
+	for i := range 4 {
+		out = append(out, simNode{name: fmt.Sprintf("h100-%d", i), res: gpu, count: 8,
+			labels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}})
+	}
+	return out
+}
+
+// useNodes makes nodes the cluster's Nodes: any others are deleted, and it
+// waits until each is Ready and free of taints.
+func useNodes(t *testing.T, nodes []simNode) {
+	t.Helper()
+	ctx := ctxFor(t)
+	want := map[string]bool{}
+	for _, n := range nodes {
+		want[n.name] = true
+	}
+	list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range list.Items {
+		if !want[n.Name] {
+			if err := env.cp.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range nodes {
+		if _, err := env.cp.Kube.CoreV1().Nodes().Create(ctx, n.node(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("create node %s: %v", n.name, err)
+		}
+	}
+	waitFor(t, "the Nodes to be Ready and untainted", func(ctx context.Context) (bool, string) {
+		list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var notReady []string
+		for _, n := range list.Items {
+			ready := len(n.Spec.Taints) == 0
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+					ready = false
+				}
+			}
+			if !ready || len(n.Status.Conditions) == 0 {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		sort.Strings(notReady)
+		return len(list.Items) == len(nodes) && len(notReady) == 0, fmt.Sprintf("%d nodes, not ready: %v", len(list.Items), notReady)
+	})
+}
+
+// installChartDefaults creates what KAI's chart installs besides the
+// components (deployments/kai-scheduler/templates): its PriorityClasses
+// and the default queues, the latter with the GPU limit 0 tenancy's README
+// asks for (defaultQueue.*.gpu.limit=0), so namespaces outside the
+// agreement get no GPUs through default-queue.
+func installChartDefaults(ctx context.Context) error {
+	for name, v := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
+		_, err := env.cp.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Value: v}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	for _, q := range []*obj{defaultQueue("default-parent-queue", "", 0), defaultQueue("default-queue", "default-parent-queue", 0)} {
+		if _, err := env.cp.Applier.Apply(ctx, []*obj{q}, false); err != nil {
+			return err
+		}
+	}
+	for _, ns := range workNamespaces {
+		_, err := env.cp.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// defaultQueue is the chart's default queue with a GPU limit (-1: the
+// chart's default, unlimited).
+func defaultQueue(name, parent string, gpuLimit int64) *obj {
+	res := func(limit int64) map[string]any {
+		return map[string]any{"quota": int64(0), "limit": limit, "overQuotaWeight": int64(1)}
+	}
+	spec := map[string]any{"resources": map[string]any{"cpu": res(-1), "memory": res(-1), "gpu": res(gpuLimit)}}
+	if parent != "" {
+		spec["parentQueue"] = parent
+	}
+	return &obj{Object: map[string]any{
+		"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}}
+}
+
+type corePod = corev1.Pod
+
+// deployment creates a Deployment of replicas pods of w, the queue label
+// on the Deployment and its pod template.
+func deployment(t *testing.T, w work, name string, replicas int32) {
+	t.Helper()
+	sel := map[string]string{"app": name}
+	tmplLabels := w.podLabels()
+	tmplLabels["app"] = name
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: w.podLabels()},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmplLabels}, Spec: w.podSpec()},
+		},
+	}
+	if _, err := env.cp.Kube.AppsV1().Deployments(w.ns).Create(ctxFor(t), d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment %s/%s: %v", w.ns, name, err)
+	}
+}
