@@ -277,11 +277,17 @@ func (l *loader) descend(t *Fields, prefix *field.Path, parts []string, poss []P
 	return t, prefix, true
 }
 
+// swallow sends the keys under a header that was reported as an error into
+// a table nobody reads, rather than into the previous table or the clashing one.
+func (l *loader) swallow() {
+	l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+}
+
 func (l *loader) tableHeader(e *unstable.Node) {
 	parts, poss := l.keyParts(e.Key())
 	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil // swallow the table's keys
+		l.swallow()
 		return
 	}
 	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
@@ -293,11 +299,11 @@ func (l *loader) tableHeader(e *unstable.Node) {
 		parent.set(last, v)
 	case v.Kind != Table:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	case v.Table.header || v.Table.sealed:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	default:
 		// An implicit table created by a deeper header; its position
@@ -312,7 +318,7 @@ func (l *loader) arrayTableHeader(e *unstable.Node) {
 	parts, poss := l.keyParts(e.Key())
 	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	}
 	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
@@ -324,7 +330,7 @@ func (l *loader) arrayTableHeader(e *unstable.Node) {
 		parent.set(last, arr)
 	case arr.Kind != Array || arr.static:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	}
 	elem := newTable(lastPos)
