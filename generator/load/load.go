@@ -283,15 +283,26 @@ func (l *loader) swallow() {
 	l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 }
 
-func (l *loader) tableHeader(e *unstable.Node) {
+// header resolves the key of a [table] or [[array]] header: the table that
+// holds its last part (implicit tables created on the way), that part, its
+// position and its path. ok is false after an error, the header's keys
+// swallowed.
+func (l *loader) header(e *unstable.Node) (parent *Fields, last string, lastPos Pos, path *field.Path, ok bool) {
 	parts, poss := l.keyParts(e.Key())
 	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
 		l.swallow()
+		return nil, "", Pos{}, nil, false
+	}
+	last, lastPos = parts[len(parts)-1], poss[len(poss)-1]
+	return parent, last, lastPos, diag.Key(prefix, last), true
+}
+
+func (l *loader) tableHeader(e *unstable.Node) {
+	parent, last, lastPos, path, ok := l.header(e)
+	if !ok {
 		return
 	}
-	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := diag.Key(prefix, last)
 	v := parent.Get(last)
 	switch {
 	case v == nil:
@@ -315,14 +326,10 @@ func (l *loader) tableHeader(e *unstable.Node) {
 }
 
 func (l *loader) arrayTableHeader(e *unstable.Node) {
-	parts, poss := l.keyParts(e.Key())
-	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
+	parent, last, lastPos, path, ok := l.header(e)
 	if !ok {
-		l.swallow()
 		return
 	}
-	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := diag.Key(prefix, last)
 	arr := parent.Get(last)
 	switch {
 	case arr == nil:
