@@ -50,6 +50,17 @@ type Row struct {
 	Cost        float64  `json:"cost"`
 }
 
+// add adds o's GPU-hours and cost to r, as a total or a department's row
+// sums them; not Utilization, a mean that each sum weighs itself.
+func (r *Row) add(o Row) {
+	r.Guaranteed += o.Guaranteed
+	r.Allocated += o.Allocated
+	r.Borrowed += o.Borrowed
+	r.Idle += o.Idle
+	r.Lent += o.Lent
+	r.Cost += o.Cost
+}
+
 // Statement is the chargeback of a range.
 type Statement struct {
 	Pool     string      `json:"pool"`
@@ -253,12 +264,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 	})
 	st.Total = Row{Team: "total", Flavor: "*"}
 	for _, r := range st.Rows {
-		st.Total.Guaranteed += r.Guaranteed
-		st.Total.Allocated += r.Allocated
-		st.Total.Borrowed += r.Borrowed
-		st.Total.Idle += r.Idle
-		st.Total.Lent += r.Lent
-		st.Total.Cost += r.Cost
+		st.Total.add(r)
 	}
 	if utilCount > 0 {
 		u := utilSum / utilCount

@@ -35,7 +35,14 @@ h100 = 2.0
 
 func model(t *testing.T, b gpu.Backend) *chargeback.Model {
 	t.Helper()
-	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(pool)}, generator.Options{})
+	return modelOf(t, pool, b)
+}
+
+// modelOf checks src, which must be valid, and builds the chargeback model
+// of its plan for b.
+func modelOf(t *testing.T, src string, b gpu.Backend) *chargeback.Model {
+	t.Helper()
+	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

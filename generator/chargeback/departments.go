@@ -26,12 +26,7 @@ func (m *Model) departmentRows(rows []Row, accts map[key]*acct) []Row {
 			s = &sum{row: Row{Team: "*", Department: r.Department, Flavor: r.Flavor}}
 			sums[k] = s
 		}
-		s.row.Guaranteed += r.Guaranteed
-		s.row.Allocated += r.Allocated
-		s.row.Borrowed += r.Borrowed
-		s.row.Idle += r.Idle
-		s.row.Lent += r.Lent
-		s.row.Cost += r.Cost
+		s.row.add(r)
 		if a := accts[key{r.Team, r.Flavor}]; a != nil {
 			s.utilSum += a.utilSum
 			s.utilCount += a.utilCount

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
@@ -38,14 +37,7 @@ enabled = true
 [monitoring.prices]
 h100 = 1.0
 `
-	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.Kueue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := chargeback.NewModel(p, gpu.Kueue)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := modelOf(t, src, gpu.Kueue)
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	step := time.Hour
 	cq := func(team string) map[string]string { return map[string]string{"cluster_queue": team, "flavor": "h100"} }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
@@ -37,15 +36,7 @@ mig = 1
 
 func mixedModel(t *testing.T, b gpu.Backend) *chargeback.Model {
 	t.Helper()
-	p, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(mixed)}, generator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := chargeback.NewModel(p, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return modelOf(t, mixed, b)
 }
 
 func TestModel(t *testing.T) {

@@ -125,12 +125,18 @@ func Resource(resource string) Of { return func(f plan.Flavor) bool { return f.R
 
 // TeamSum adds up a team's quotas over the flavors of selects, each in u.
 func TeamSum(p *plan.Agreement, t *plan.Team, u Units, of Of) Sum {
+	return quotaSum(p, t.Quota, u, of)
+}
+
+// quotaSum adds up quota's share of each flavor of selects, in u: a team's
+// and a department's quotas are summed alike.
+func quotaSum(p *plan.Agreement, quota func(flavor string) plan.Quota, u Units, of Of) Sum {
 	var s Sum
 	for _, f := range p.Flavors {
 		if of != nil && !of(f) {
 			continue
 		}
-		q := t.Quota(f.Name)
+		q := quota(f.Name)
 		s.Guaranteed += u(f.Resource, q.Guaranteed)
 		s.Lendable += u(f.Resource, q.Lendable)
 		s.Borrow += u(f.Resource, q.Borrow)

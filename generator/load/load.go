@@ -277,15 +277,32 @@ func (l *loader) descend(t *Fields, prefix *field.Path, parts []string, poss []P
 	return t, prefix, true
 }
 
-func (l *loader) tableHeader(e *unstable.Node) {
+// swallow sends the keys under a header that was reported as an error into
+// a table nobody reads, rather than into the previous table or the clashing one.
+func (l *loader) swallow() {
+	l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+}
+
+// header resolves the key of a [table] or [[array]] header: the table that
+// holds its last part (implicit tables created on the way), that part, its
+// position and its path. ok is false after an error, the header's keys
+// swallowed.
+func (l *loader) header(e *unstable.Node) (parent *Fields, last string, lastPos Pos, path *field.Path, ok bool) {
 	parts, poss := l.keyParts(e.Key())
 	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil // swallow the table's keys
+		l.swallow()
+		return nil, "", Pos{}, nil, false
+	}
+	last, lastPos = parts[len(parts)-1], poss[len(poss)-1]
+	return parent, last, lastPos, diag.Key(prefix, last), true
+}
+
+func (l *loader) tableHeader(e *unstable.Node) {
+	parent, last, lastPos, path, ok := l.header(e)
+	if !ok {
 		return
 	}
-	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := diag.Key(prefix, last)
 	v := parent.Get(last)
 	switch {
 	case v == nil:
@@ -293,11 +310,11 @@ func (l *loader) tableHeader(e *unstable.Node) {
 		parent.set(last, v)
 	case v.Kind != Table:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	case v.Table.header || v.Table.sealed:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	default:
 		// An implicit table created by a deeper header; its position
@@ -309,14 +326,10 @@ func (l *loader) tableHeader(e *unstable.Node) {
 }
 
 func (l *loader) arrayTableHeader(e *unstable.Node) {
-	parts, poss := l.keyParts(e.Key())
-	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
+	parent, last, lastPos, path, ok := l.header(e)
 	if !ok {
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 		return
 	}
-	last, lastPos := parts[len(parts)-1], poss[len(poss)-1]
-	path := diag.Key(prefix, last)
 	arr := parent.Get(last)
 	switch {
 	case arr == nil:
@@ -324,7 +337,7 @@ func (l *loader) arrayTableHeader(e *unstable.Node) {
 		parent.set(last, arr)
 	case arr.Kind != Array || arr.static:
 		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
-		l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
+		l.swallow()
 		return
 	}
 	elem := newTable(lastPos)

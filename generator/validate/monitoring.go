@@ -3,7 +3,6 @@ package validate
 import (
 	"math"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
@@ -34,16 +33,7 @@ func (v *validator) monitoring() {
 	v.between(m.OwnerWaitingMinutes, 1, maxOwnerWaitingMinutes, "minutes")
 	v.between(m.SquattingUtilization, 0, 100, "percent")
 	v.between(m.SquattingHours, 1, maxSquattingHours, "hours")
-	for _, l := range m.RuleLabels {
-		for _, msg := range validation.IsQualifiedName(l.Key) {
-			v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "label key %q is invalid: %s", l.Key, msg)
-		}
-		if l.Value.IsSet() {
-			for _, msg := range validation.IsValidLabelValue(l.Value.Value) {
-				v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "label value %q is invalid: %s", l.Value.Value, msg)
-			}
-		}
-	}
+	v.labels(m.RuleLabels, "label")
 	priced := map[string]bool{}
 	for _, p := range m.Prices {
 		if v.a.Flavor(p.Flavor) == nil {

@@ -96,6 +96,21 @@ func (v *validator) dnsLabel(pos agreement.Pos, path *field.Path, name string) b
 	return true
 }
 
+// labels checks Kubernetes label keys and values; what names them in the
+// messages ("node label", "label").
+func (v *validator) labels(ls []agreement.Label, what string) {
+	for _, l := range ls {
+		for _, msg := range validation.IsQualifiedName(l.Key) {
+			v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "%s key %q is invalid: %s", what, l.Key, msg)
+		}
+		if l.Value.IsSet() {
+			for _, msg := range validation.IsValidLabelValue(l.Value.Value) {
+				v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "%s value %q is invalid: %s", what, l.Value.Value, msg)
+			}
+		}
+	}
+}
+
 func (v *validator) flavors() {
 	if len(v.a.Flavors) == 0 {
 		v.errorf(field.ErrorTypeRequired, top, field.NewPath("flavors"), "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
@@ -120,16 +135,7 @@ func (v *validator) flavors() {
 		if v.a.Topology != nil && len(f.NodeLabels) == 0 {
 			v.errorf(field.ErrorTypeRequired, f.Pos, f.Path.Child("node_labels"), "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them, e.g. node_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }")
 		}
-		for _, l := range f.NodeLabels {
-			for _, msg := range validation.IsQualifiedName(l.Key) {
-				v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "node label key %q is invalid: %s", l.Key, msg)
-			}
-			if l.Value.IsSet() {
-				for _, msg := range validation.IsValidLabelValue(l.Value.Value) {
-					v.errorf(field.ErrorTypeInvalid, l.Value.Pos, l.Value.Path, "node label value %q is invalid: %s", l.Value.Value, msg)
-				}
-			}
-		}
+		v.labels(f.NodeLabels, "node label")
 		for _, t := range f.Tolerations {
 			v.toleration(t)
 		}

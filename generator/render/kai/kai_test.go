@@ -58,19 +58,8 @@ func (q queue) String() string {
 // that cpu and memory are unlimited and nothing else is.
 func queues(t *testing.T, p *plan.Agreement) map[string]queue {
 	t.Helper()
-	objs, diags := kai.Renderer{}.Render(p)
-	if len(diags) > 0 {
-		t.Fatalf("render: %v", diags)
-	}
-	encoded, _, err := encode.Encode(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]queue{}
-	for _, o := range encoded {
-		if o.Kind() != "Queue" {
-			continue
-		}
+	for _, o := range rendered(t, p, "Queue") {
 		var q struct {
 			Spec struct {
 				ParentQueue string `json:"parentQueue"`
@@ -91,6 +80,27 @@ func queues(t *testing.T, p *plan.Agreement) map[string]queue {
 		}
 		g := q.Spec.Resources["gpu"]
 		out[o.Name()] = queue{Parent: q.Spec.ParentQueue, Quota: g.Quota, Limit: g.Limit, Weight: g.OverQuotaWeight}
+	}
+	return out
+}
+
+// rendered renders a plan that must render without diagnostics, encodes it
+// as tenancy writes it, and returns the objects of one kind.
+func rendered(t *testing.T, p *plan.Agreement, kind string) []generator.Object {
+	t.Helper()
+	objs, diags := kai.Renderer{}.Render(p)
+	if len(diags) > 0 {
+		t.Fatalf("render: %v", diags)
+	}
+	encoded, _, err := encode.Encode(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []generator.Object
+	for _, o := range encoded {
+		if o.Kind() == kind {
+			out = append(out, o)
+		}
 	}
 	return out
 }

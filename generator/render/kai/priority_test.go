@@ -7,7 +7,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenancy-dev/tenancy/generator/encode"
 	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
@@ -79,19 +78,8 @@ func TestPriorityClassValues(t *testing.T) {
 		{Name: "standard", Value: 100, Preemptible: true},
 		{Name: "scavenger", Value: 10, Preemptible: true},
 	}
-	objs, diags := kai.Renderer{}.Render(p)
-	if len(diags) > 0 {
-		t.Fatalf("render: %v", diags)
-	}
-	encoded, _, err := encode.Encode(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]int32{}
-	for _, o := range encoded {
-		if o.Kind() != "PriorityClass" {
-			continue
-		}
+	for _, o := range rendered(t, p, "PriorityClass") {
 		var pc schedulingv1.PriorityClass
 		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
 			t.Fatal(err)
