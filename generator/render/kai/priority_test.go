@@ -134,19 +134,8 @@ func TestPriorityClassGlobalDefault(t *testing.T) {
 		{Name: "standard", Value: 100, Preemptible: true},
 		{Name: "scavenger", Value: 10, Preemptible: true},
 	}
-	objs, diags := kai.Renderer{}.Render(p)
-	if len(diags) > 0 {
-		t.Fatalf("render: %v", diags)
-	}
-	encoded, _, err := encode.Encode(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var defaults []string
-	for _, o := range encoded {
-		if o.Kind() != "PriorityClass" {
-			continue
-		}
+	for _, o := range rendered(t, p, "PriorityClass") {
 		var pc schedulingv1.PriorityClass
 		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
 			t.Fatal(err)
