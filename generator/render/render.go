@@ -79,7 +79,14 @@ func (o Object) Name() string { return o.u().GetName() }
 // is filled a struct type at a time.
 // Status and the null creationTimestamp every typed object carries are
 // dropped: a client must not send them.
-func FromTyped(obj any) (Object, error) {
+func FromTyped(obj any) (_ Object, err error) {
+	// The reflector panics on a kind JSON cannot hold (a channel, a func);
+	// no API type has one, but a panic must not be the way a render fails.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("render: converting %T: %v", obj, r)
+		}
+	}()
 	v, err := value.NewValueReflect(obj)
 	if err != nil {
 		return Object{}, err
