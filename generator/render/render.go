@@ -12,10 +12,12 @@
 package render
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
@@ -67,14 +69,31 @@ func (o Object) Namespace() string { return o.u().GetNamespace() }
 // Name returns the object's name.
 func (o Object) Name() string { return o.u().GetName() }
 
-// FromTyped converts a typed API object (a pointer to a struct) to an Object with apimachinery's
-// unstructured converter (encoding/json's field rules, without the JSON).
+// FromTyped converts a typed API object (a pointer to a struct) to an Object
+// with structured-merge-diff's reflection (value.NewValueReflect), the walk
+// the API server uses for managed fields: encoding/json's field rules without
+// the JSON, and the same maps as apimachinery's DefaultUnstructuredConverter,
+// whose custom-marshaler path it shares. It replaces that converter because
+// the converter's field cache copies itself once per struct field it meets, so
+// a process's first render paid about 3 ms for it (docs/bench.md); this cache
+// is filled a struct type at a time.
 // Status and the null creationTimestamp every typed object carries are
 // dropped: a client must not send them.
-func FromTyped(obj any) (Object, error) {
-	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+func FromTyped(obj any) (_ Object, err error) {
+	// The reflector panics on a kind JSON cannot hold (a channel, a func);
+	// no API type has one, but a panic must not be the way a render fails.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("render: converting %T: %v", obj, r)
+		}
+	}()
+	v, err := value.NewValueReflect(obj)
 	if err != nil {
 		return Object{}, err
+	}
+	fields, ok := v.Unstructured().(map[string]any)
+	if !ok {
+		return Object{}, fmt.Errorf("render: %T is not an object", obj)
 	}
 	delete(fields, "status")
 	if meta, ok := fields["metadata"].(map[string]any); ok {
