@@ -43,8 +43,9 @@ const (
 	paramTrusted    = "trusted"    // guardrails.trusted_controllers
 )
 
-// inNamespace ends a message with where and under which agreement.
-const inNamespace = "' in namespace ' + namespaceObject.metadata.name + ' of team ' + variables.team + ' (tenancy agreement ' + params.data.pool + ')'"
+// inNamespace ends a message with where and under which agreement (the
+// variable where).
+const inNamespace = "variables.where"
 
 // cel helpers: the object is read as dyn, so every field access is a
 // runtime question guarded by has() or an optional (.?, [?]).
@@ -121,6 +122,7 @@ func variables(b render.Backend) []admissionv1.Variable {
 		{Name: "team", Expression: "namespaceObject.metadata.?labels[?" + celString(render.TeamLabel) + "].orValue('')"},
 		// kube-controller-manager's controllers, with or without
 		// --use-service-account-credentials, then the configured list.
+		{Name: "where", Expression: "' in namespace ' + namespaceObject.metadata.name + ' of team ' + variables.team + ' (tenancy agreement ' + params.data." + paramPool + " + ')'"},
 		{Name: "trusted", Expression: "request.userInfo.username == 'system:kube-controller-manager' || " +
 			"request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && request.userInfo.username.endsWith('-controller') || " +
 			"request.userInfo.username in params.data." + paramTrusted + ".split(' ')"},

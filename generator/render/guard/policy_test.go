@@ -47,7 +47,10 @@ func owned(p *corev1.Pod, kind string) *corev1.Pod {
 
 func withSpec(p *corev1.Pod, f func(*corev1.PodSpec)) *corev1.Pod { f(&p.Spec); return p }
 
-func withAnnotations(p *corev1.Pod, kv ...string) *corev1.Pod { p.Annotations = labels(kv...); return p }
+func withAnnotations(p *corev1.Pod, kv ...string) *corev1.Pod {
+	p.Annotations = labels(kv...)
+	return p
+}
 
 func cronJob(jobLabels map[string]string, c corev1.Container) *batchv1.CronJob {
 	return &batchv1.CronJob{
@@ -67,7 +70,9 @@ func deployment(l, templateLabels map[string]string, spec corev1.PodSpec) *appsv
 	}
 }
 
-func spec(c corev1.Container) corev1.PodSpec { return corev1.PodSpec{Containers: []corev1.Container{c}} }
+func spec(c corev1.Container) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{c}}
+}
 
 func replicated(kind string, c corev1.Container) runtime.Object {
 	tmpl := corev1.PodTemplateSpec{Spec: spec(c)}
@@ -129,9 +134,9 @@ func TestKueueQueuePolicy(t *testing.T) {
 	draOwn := dra.DeepCopy()
 	draOwn.Labels = own
 	tests := map[string]policyCase{
-		"GPU Job without a queue":            {req(jobsGVR, job(nil, gpu)), []string{"this Job requests GPUs in namespace training of team training (tenancy agreement gpu-pool): add the label kueue.x-k8s.io/queue-name: training"}},
+		"GPU Job without a queue":             {req(jobsGVR, job(nil, gpu)), []string{"this Job requests GPUs in namespace training of team training (tenancy agreement gpu-pool): add the label kueue.x-k8s.io/queue-name: training"}},
 		"GPU Job naming another team's queue": {req(jobsGVR, job(other, gpu)), []string{"queue research is not this team's in namespace training of team training (tenancy agreement gpu-pool): set the label kueue.x-k8s.io/queue-name: training"}},
-		"GPU Job on its own queue":           {req(jobsGVR, job(own, gpu)), nil},
+		"GPU Job on its own queue":            {req(jobsGVR, job(own, gpu)), nil},
 		"an init container's GPUs count too": {req(jobsGVR, func() runtime.Object {
 			j := job(nil, cpuContainer())
 			j.Spec.Template.Spec.InitContainers = []corev1.Container{gpu}
@@ -142,9 +147,13 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"CPU Pod without a queue":      {req(podsGVR, pod(nil, cpuContainer())), nil},
 
 		// Trust by who asks.
-		"GPU Pod with a forged owner, by a user":        {req(podsGVR, owned(pod(nil, gpu), "ConfigMap")), []string{"names a controller owner, but alice is not a trusted controller", "add the label"}},
-		"GPU Pod with a forged owner, on its queue":     {req(podsGVR, owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
-		"GPU Job with a forged JobSet owner":            {req(jobsGVR, func() runtime.Object { j := job(own, gpu); j.OwnerReferences = owned(pod(nil, gpu), "JobSet").OwnerReferences; return j }()), []string{"names a controller owner"}},
+		"GPU Pod with a forged owner, by a user":    {req(podsGVR, owned(pod(nil, gpu), "ConfigMap")), []string{"names a controller owner, but alice is not a trusted controller", "add the label"}},
+		"GPU Pod with a forged owner, on its queue": {req(podsGVR, owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		"GPU Job with a forged JobSet owner": {req(jobsGVR, func() runtime.Object {
+			j := job(own, gpu)
+			j.OwnerReferences = owned(pod(nil, gpu), "JobSet").OwnerReferences
+			return j
+		}()), []string{"names a controller owner"}},
 		"GPU Pod by the Job controller":                 {by(jobController, podsGVR, owned(pod(nil, gpu), "Job")), nil},
 		"GPU Pod by kube-controller-manager":            {by(kcm, podsGVR, owned(pod(nil, gpu), "Job")), nil},
 		"GPU Pod by KubeRay":                            {by(kuberay, podsGVR, owned(pod(nil, gpu), "RayCluster")), nil},
@@ -154,9 +163,9 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"pods of a ReplicaSet, by its controller":       {by(deployCtrl, podsGVR, owned(pod(nil, gpu), "ReplicaSet")), nil},
 
 		// Priorities.
-		"unknown priority":     {req(jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu)), []string{"priority urgent is not a priority of the agreement gpu-pool (critical standard)"}},
-		"known priority":       {req(jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "critical"), gpu)), nil},
-		"system-node-critical": {req(podsGVR, withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" })), []string{"priority class system-node-critical is not a priority of the agreement gpu-pool"}},
+		"unknown priority":                   {req(jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu)), []string{"priority urgent is not a priority of the agreement gpu-pool (critical standard)"}},
+		"known priority":                     {req(jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "critical"), gpu)), nil},
+		"system-node-critical":               {req(podsGVR, withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" })), []string{"priority class system-node-critical is not a priority of the agreement gpu-pool"}},
 		"priorityClassName of the agreement": {req(podsGVR, withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.PriorityClassName = "standard" })), nil},
 		"system-node-critical on a CPU pod":  {req(podsGVR, withSpec(pod(nil, cpuContainer()), func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" })), nil},
 
@@ -165,7 +174,11 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"GPU CronJob with its jobTemplate queue":        {req(cronJobsGVR, cronJob(own, gpu)), nil},
 		"GPU CronJob, another team's jobTemplate queue": {req(cronJobsGVR, cronJob(other, gpu)), []string{"queue research is not this team's"}},
 		"GPU CronJob, unknown jobTemplate priority":     {req(cronJobsGVR, cronJob(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu)), []string{"priority urgent is not a priority"}},
-		"Job of a CronJob, by its controller":           {by("system:serviceaccount:kube-system:cronjob-controller", jobsGVR, func() runtime.Object { j := job(own, gpu); j.OwnerReferences = owned(pod(nil, gpu), "CronJob").OwnerReferences; return j }()), nil},
+		"Job of a CronJob, by its controller": {by("system:serviceaccount:kube-system:cronjob-controller", jobsGVR, func() runtime.Object {
+			j := job(own, gpu)
+			j.OwnerReferences = owned(pod(nil, gpu), "CronJob").OwnerReferences
+			return j
+		}()), nil},
 
 		// Every kind that makes pods.
 		"GPU Deployment without a queue": {req(deployGVR, deployment(nil, nil, spec(gpu))), []string{"this Deployment requests GPUs"}},
@@ -177,12 +190,12 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"JobSet without a queue": {req(jobSetsGVR, crd("jobset.x-k8s.io/v1alpha2", "JobSet", nil, map[string]any{
 			"replicatedJobs": []any{map[string]any{"name": "r", "template": map[string]any{"spec": map[string]any{"template": template("nvidia.com/gpu")}}}},
 		})), []string{"this JobSet requests GPUs"}},
-		"PyTorchJob without a queue":    {req(pytorchGVR, kubeflowJob("kubeflow.org/v1", "PyTorchJob", "pytorchReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this PyTorchJob requests GPUs"}},
-		"PyTorchJob on its queue":       {req(pytorchGVR, kubeflowJob("kubeflow.org/v1", "PyTorchJob", "pytorchReplicaSpecs", own, "nvidia.com/gpu")), nil},
-		"JAXJob without a queue":        {req(jaxGVR, kubeflowJob("kubeflow.org/v1", "JAXJob", "jaxReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this JAXJob requests GPUs"}},
-		"CPU JAXJob without a queue":    {req(jaxGVR, kubeflowJob("kubeflow.org/v1", "JAXJob", "jaxReplicaSpecs", nil, "cpu")), nil},
-		"kubeflow.org/v1 MPIJob":        {req(mpiV1GVR, kubeflowJob("kubeflow.org/v1", "MPIJob", "mpiReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this MPIJob requests GPUs"}},
-		"kubeflow.org/v2beta1 MPIJob":   {req(mpiGVR, kubeflowJob("kubeflow.org/v2beta1", "MPIJob", "mpiReplicaSpecs", other, "nvidia.com/gpu")), []string{"queue research is not this team's"}},
+		"PyTorchJob without a queue":  {req(pytorchGVR, kubeflowJob("kubeflow.org/v1", "PyTorchJob", "pytorchReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this PyTorchJob requests GPUs"}},
+		"PyTorchJob on its queue":     {req(pytorchGVR, kubeflowJob("kubeflow.org/v1", "PyTorchJob", "pytorchReplicaSpecs", own, "nvidia.com/gpu")), nil},
+		"JAXJob without a queue":      {req(jaxGVR, kubeflowJob("kubeflow.org/v1", "JAXJob", "jaxReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this JAXJob requests GPUs"}},
+		"CPU JAXJob without a queue":  {req(jaxGVR, kubeflowJob("kubeflow.org/v1", "JAXJob", "jaxReplicaSpecs", nil, "cpu")), nil},
+		"kubeflow.org/v1 MPIJob":      {req(mpiV1GVR, kubeflowJob("kubeflow.org/v1", "MPIJob", "mpiReplicaSpecs", nil, "nvidia.com/gpu")), []string{"this MPIJob requests GPUs"}},
+		"kubeflow.org/v2beta1 MPIJob": {req(mpiGVR, kubeflowJob("kubeflow.org/v2beta1", "MPIJob", "mpiReplicaSpecs", other, "nvidia.com/gpu")), []string{"queue research is not this team's"}},
 		"RayJob with GPU workers": {req(rayJobsGVR, crd("ray.io/v1", "RayJob", nil, map[string]any{"rayClusterSpec": map[string]any{
 			"headGroupSpec":    map[string]any{"template": template("cpu")},
 			"workerGroupSpecs": []any{map[string]any{"template": template("nvidia.com/gpu")}},
@@ -209,7 +222,7 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"TrainJob leaving resources to its runtime": {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", nil, map[string]any{
 			"runtimeRef": map[string]any{"name": "torch"},
 		})), []string{"this TrainJob requests GPUs"}},
-		"TrainJob on its queue": {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", own, map[string]any{"runtimeRef": map[string]any{"name": "torch"}})), nil},
+		"TrainJob on its queue":      {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", own, map[string]any{"runtimeRef": map[string]any{"name": "torch"}})), nil},
 		"AppWrapper without a queue": {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", nil, map[string]any{"components": []any{}})), []string{"this AppWrapper requests GPUs"}},
 		"AppWrapper on its queue":    {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", own, map[string]any{"components": []any{}})), nil},
 
@@ -244,43 +257,57 @@ func TestKAIQueuePolicy(t *testing.T) {
 	kaiSpec.SchedulerName = "kai-scheduler"
 	own := labels("kai.scheduler/queue", "training")
 	req := func(gvr schema.GroupVersionResource, obj runtime.Object) request { return request{gvr: gvr, obj: obj} }
-	kaiJob := func(l map[string]string) *batchv1.Job { j := job(l, gpu); j.Spec.Template.Spec.SchedulerName = "kai-scheduler"; return j }
+	kaiJob := func(l map[string]string) *batchv1.Job {
+		j := job(l, gpu)
+		j.Spec.Template.Spec.SchedulerName = "kai-scheduler"
+		return j
+	}
 	podGroup := func(queue string) runtime.Object {
 		return crd("scheduling.run.ai/v2alpha2", "PodGroup", nil, map[string]any{"queue": queue, "minMember": int64(1)})
 	}
 	grouped := withAnnotations(onKAI(pod(own, gpu)), "pod-group-name", "pg-research")
 	tests := map[string]policyCase{
-		"GPU pod on the default scheduler":    {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
-		"GPU pod naming another team's queue": {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
-		"bare GPU pod without a queue label":  {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU pod as the agreement wants":      {req(podsGVR, onKAI(pod(own, gpu))), nil},
-		"GPU pod by the Job controller":       {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
-		"a trusted pod on the default scheduler": {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
-		"a pod owned by a labelled ConfigMap":    {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names a controller owner"}},
-		"CPU pod on the default scheduler":       {req(podsGVR, pod(nil, cpuContainer())), nil},
-		"GPU Job without a queue label":          {req(jobsGVR, kaiJob(nil)), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU Job with its queue label":           {req(jobsGVR, kaiJob(own)), nil},
-		"GPU Job on the default scheduler":       {req(jobsGVR, job(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
+		"GPU pod on the default scheduler":                 {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
+		"GPU pod naming another team's queue":              {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
+		"bare GPU pod without a queue label":               {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
+		"GPU pod as the agreement wants":                   {req(podsGVR, onKAI(pod(own, gpu))), nil},
+		"GPU pod by the Job controller":                    {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
+		"a trusted pod on the default scheduler":           {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
+		"a pod owned by a labelled ConfigMap":              {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names a controller owner"}},
+		"CPU pod on the default scheduler":                 {req(podsGVR, pod(nil, cpuContainer())), nil},
+		"GPU Job without a queue label":                    {req(jobsGVR, kaiJob(nil)), []string{"add the label kai.scheduler/queue: training"}},
+		"GPU Job with its queue label":                     {req(jobsGVR, kaiJob(own)), nil},
+		"GPU Job on the default scheduler":                 {req(jobsGVR, job(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
 		"a Deployment with the queue on its template only": {req(deployGVR, deployment(nil, own, kaiSpec)), nil},
 		"a Deployment, another queue on its template":      {req(deployGVR, deployment(nil, labels("kai.scheduler/queue", "research"), kaiSpec)), []string{"queue research is not this team's"}},
-		"a GPU ReplicaSet on its queue":                    {req(rsGVR, func() runtime.Object { rs := replicated("ReplicaSet", gpu).(*appsv1.ReplicaSet); rs.Labels = own; rs.Spec.Template.Spec.SchedulerName = "kai-scheduler"; return rs }()), nil},
-		"the project label instead of the queue":           {req(podsGVR, onKAI(pod(labels("project", "research"), gpu))), []string{"add the label kai.scheduler/queue: training"}},
-		"non-preemptible by label":                         {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"), gpu))), []string{"may only make GPU work preemptible"}},
-		"preemptible by label":                             {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "preemptible"), gpu))), nil},
-		"a PodGroup chosen by annotation":                  {req(podsGVR, grouped), []string{"chooses its own PodGroup"}},
-		"skip-podgrouper":                                  {req(podsGVR, withAnnotations(onKAI(pod(own, gpu)), "kai.scheduler/skip-podgrouper", "true")), []string{"chooses its own PodGroup"}},
-		"the podgrouper annotating a pod":                  {request{gvr: podsGVR, obj: grouped, old: onKAI(pod(own, gpu)), user: podGrouper}, nil},
-		"a fractional GPU without a queue":                 {req(podsGVR, withAnnotations(onKAI(pod(nil, cpuContainer())), "gpu-fraction", "0.5")), []string{"add the label kai.scheduler/queue"}},
-		"gpu-memory on the default scheduler":              {req(podsGVR, withAnnotations(pod(own, cpuContainer()), "gpu-memory", "4000")), []string{"set spec.schedulerName"}},
-		"a fractional GPU as the agreement wants":          {req(podsGVR, withAnnotations(onKAI(pod(own, cpuContainer())), "gpu-fraction", "0.5")), nil},
-		"spec.nodeName on a GPU pod":                       {req(podsGVR, withSpec(onKAI(pod(own, gpu)), func(s *corev1.PodSpec) { s.NodeName = "node-1" })), []string{"sets spec.nodeName"}},
-		"a priority label outside the agreement":           {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"))), []string{"priority class system-node-critical is not a priority"}},
-		"a priority label of the agreement":                {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "critical"))), nil},
-		"Kueue's priority label is not KAI's":              {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "kueue.x-k8s.io/priority-class", "urgent"))), nil},
-		"a PodGroup on another team's queue":               {req(podGroupGVR, podGroup("research")), []string{"PodGroup queue research is not this team's"}},
-		"a PodGroup on its team's queue":                   {req(podGroupGVR, podGroup("training")), nil},
-		"the podgrouper's PodGroup on the default queue":   {request{gvr: podGroupGVR, obj: podGroup("default-queue"), user: podGrouper}, nil},
-		"a CronJob labelled for KAI":                       {req(cronJobsGVR, func() runtime.Object { c := cronJob(nil, gpu); c.Labels = own; c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"; return c }()), nil},
+		"a GPU ReplicaSet on its queue": {req(rsGVR, func() runtime.Object {
+			rs := replicated("ReplicaSet", gpu).(*appsv1.ReplicaSet)
+			rs.Labels = own
+			rs.Spec.Template.Spec.SchedulerName = "kai-scheduler"
+			return rs
+		}()), nil},
+		"the project label instead of the queue":         {req(podsGVR, onKAI(pod(labels("project", "research"), gpu))), []string{"add the label kai.scheduler/queue: training"}},
+		"non-preemptible by label":                       {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"), gpu))), []string{"may only make GPU work preemptible"}},
+		"preemptible by label":                           {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "preemptible"), gpu))), nil},
+		"a PodGroup chosen by annotation":                {req(podsGVR, grouped), []string{"chooses its own PodGroup"}},
+		"skip-podgrouper":                                {req(podsGVR, withAnnotations(onKAI(pod(own, gpu)), "kai.scheduler/skip-podgrouper", "true")), []string{"chooses its own PodGroup"}},
+		"the podgrouper annotating a pod":                {request{gvr: podsGVR, obj: grouped, old: onKAI(pod(own, gpu)), user: podGrouper}, nil},
+		"a fractional GPU without a queue":               {req(podsGVR, withAnnotations(onKAI(pod(nil, cpuContainer())), "gpu-fraction", "0.5")), []string{"add the label kai.scheduler/queue"}},
+		"gpu-memory on the default scheduler":            {req(podsGVR, withAnnotations(pod(own, cpuContainer()), "gpu-memory", "4000")), []string{"set spec.schedulerName"}},
+		"a fractional GPU as the agreement wants":        {req(podsGVR, withAnnotations(onKAI(pod(own, cpuContainer())), "gpu-fraction", "0.5")), nil},
+		"spec.nodeName on a GPU pod":                     {req(podsGVR, withSpec(onKAI(pod(own, gpu)), func(s *corev1.PodSpec) { s.NodeName = "node-1" })), []string{"sets spec.nodeName"}},
+		"a priority label outside the agreement":         {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"))), []string{"priority class system-node-critical is not a priority"}},
+		"a priority label of the agreement":              {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "critical"))), nil},
+		"Kueue's priority label is not KAI's":            {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "kueue.x-k8s.io/priority-class", "urgent"))), nil},
+		"a PodGroup on another team's queue":             {req(podGroupGVR, podGroup("research")), []string{"PodGroup queue research is not this team's"}},
+		"a PodGroup on its team's queue":                 {req(podGroupGVR, podGroup("training")), nil},
+		"the podgrouper's PodGroup on the default queue": {request{gvr: podGroupGVR, obj: podGroup("default-queue"), user: podGrouper}, nil},
+		"a CronJob labelled for KAI": {req(cronJobsGVR, func() runtime.Object {
+			c := cronJob(nil, gpu)
+			c.Labels = own
+			c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"
+			return c
+		}()), nil},
 	}
 	runCases(t, r, tests)
 }
@@ -301,7 +328,7 @@ func TestBindingSelectsPoolTeams(t *testing.T) {
 		labels map[string]string
 		want   bool
 	}{
-		"a team namespace of the pool":    {labels("tenancy.dev/pool", "gpu-pool", "tenancy.dev/team", "newteam"), true},
+		"a team namespace of the pool":     {labels("tenancy.dev/pool", "gpu-pool", "tenancy.dev/team", "newteam"), true},
 		"a team namespace of another pool": {labels("tenancy.dev/pool", "other", "tenancy.dev/team", "training"), false},
 		"the pool's label without a team":  {labels("tenancy.dev/pool", "gpu-pool"), false},
 		"kube-system":                      {labels("kubernetes.io/metadata.name", "kube-system"), false},
