@@ -454,7 +454,10 @@ func rayCluster(t *testing.T, head, worker corev1.PodSpec) map[string]any {
 	}
 }
 
-func restartAlways(s corev1.PodSpec) corev1.PodSpec { s.RestartPolicy = corev1.RestartPolicyAlways; return s }
+func restartAlways(s corev1.PodSpec) corev1.PodSpec {
+	s.RestartPolicy = corev1.RestartPolicyAlways
+	return s
+}
 
 // installWorkloadCRDs installs the CRDs of the covered kinds that Go modules
 // ship: Kubeflow training-operator v1 (PyTorchJob, TFJob, XGBoostJob,
@@ -538,7 +541,9 @@ func TestGuardrailsKueue(t *testing.T) {
 		}}}},
 	}}
 	prio := func(p string) map[string]string { return map[string]string{queueKey: "training", prioKey: p} }
-	ray := func(worker corev1.PodSpec) map[string]any { return rayCluster(t, restartAlways(cpuPodSpec()), restartAlways(worker)) }
+	ray := func(worker corev1.PodSpec) map[string]any {
+		return rayCluster(t, restartAlways(cpuPodSpec()), restartAlways(worker))
+	}
 	refused := "add the label kueue.x-k8s.io/queue-name: training"
 	try(t, []attempt{
 		// Pods.
