@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -362,3 +363,25 @@ func TestPoliciesAreStatic(t *testing.T) {
 }
 
 func ptrString(s string) *string { return &s }
+
+// TestTrustedControllers: the key replaces the default list, the policy
+// trusts exactly what it names (kube-controller-manager's controllers
+// always), and a name with a blank is an error at its position.
+func TestTrustedControllers(t *testing.T) {
+	src := reference + "[guardrails]\ntrusted_controllers = [\"system:serviceaccount:argo:argo-workflow-controller\"]\n"
+	r := renderGuard(t, src, generator.Options{})
+	gpuPod := owned(pod(nil, gpuContainer("nvidia.com/gpu", 1)), "Workflow")
+	for user, want := range map[string][]string{
+		"system:serviceaccount:argo:argo-workflow-controller": nil,
+		jobController: nil,
+		kuberay:       {"names a controller owner", "add the label"},
+	} {
+		if got := r.admit(t, request{gvr: podsGVR, obj: gpuPod, user: user}, "training", "training"); len(got) != len(want) {
+			t.Errorf("%s: refusals %q, want %d", user, got, len(want))
+		}
+	}
+	_, err := generator.Render(generator.Source{Data: []byte(reference + "[guardrails]\ntrusted_controllers = [\"a b\"]\n")}, generator.Options{})
+	if err == nil || !strings.Contains(err.Error(), "guardrails.trusted_controllers[0]") {
+		t.Errorf("a name with a blank: error %v, want one at guardrails.trusted_controllers[0]", err)
+	}
+}
