@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -349,6 +350,21 @@ func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, probe attempt) 
 	}
 }
 
+// waitParams waits until the API server answers a as the agreement's data
+// in the policy says (refused with a.want[0], or let through): the
+// admission plugin reads policies through an informer, so a changed
+// agreement is in force a moment after it is applied.
+func waitParams(t *testing.T, a attempt) {
+	t.Helper()
+	waitFor(t, "the agreement's data in force ("+a.what+")", func(ctx context.Context) (bool, string) {
+		err := a.create(ctx)
+		if a.want == nil {
+			return err == nil, fmt.Sprint(err)
+		}
+		return err != nil && strings.Contains(err.Error(), a.want[0]), fmt.Sprint(err)
+	})
+}
+
 // Builders of the probes' objects.
 
 func withOwner[T metav1.Object](o T, kind string) T {
@@ -496,7 +512,9 @@ func installWorkloadCRDs(t *testing.T) {
 	if _, err := env.cp.Applier.Apply(ctx, crds, false); err != nil {
 		t.Fatalf("install workload CRDs: %v", err)
 	}
-	if err := env.cp.Applier.WaitCRDsEstablished(ctx, eventually); err != nil {
+	// KubeRay's CRDs are large (every pod template field, several times):
+	// on a loaded machine they take longer than the usual deadline.
+	if err := env.cp.Applier.WaitCRDsEstablished(ctx, 110*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -525,11 +543,15 @@ func TestGuardrailsKueue(t *testing.T) {
 	kaiOK.SchedulerName = "kai-scheduler"
 	probe := alice.probe(t, "probe", jobsRes, guardJob("", "probe", map[string]string{"kai.scheduler/queue": "training"}, kaiOK), "x")
 	waitPoliciesEnforced(t, objs, probe)
+	// The API server reads the parameters through an informer too: wait
+	// until the reference's GPU resources are the ones in force.
+	waitParams(t, alice.probe(t, "an unshared MIG profile on its queue", podsRes, podWith(own, gpuPodSpec("nvidia.com/mig-1g.10gb", 1), nil), "does not share"))
 
 	privileged := cpuPodSpec()
 	privileged.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 	initGPU := cpuPodSpec()
 	initGPU.InitContainers = gpuPodSpec(gpu, 1).Containers
+	initGPU.InitContainers[0].Name = "setup"
 	dra := specWith(cpuPodSpec(), func(s *corev1.PodSpec) {
 		s.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
 		s.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
@@ -722,6 +744,7 @@ func TestGuardrailsMIG(t *testing.T) {
 	u := newTeamUser(t, "notebooks", "alice")
 	mig := guardPod("notebooks", "mig", nil, gpuPodSpec("nvidia.com/mig-1g.10gb", 1))
 	waitPoliciesEnforced(t, objs, u.probe(t, "probe", podsRes, mig, "x"))
+	waitParams(t, u.probe(t, "a MIG pod on its queue", podsRes, guardPod("notebooks", "mig-own", map[string]string{queueKey: "notebooks"}, gpuPodSpec("nvidia.com/mig-1g.10gb", 1))))
 	try(t, []attempt{
 		u.probe(t, "a MIG pod without a queue", podsRes, mig, "add the label kueue.x-k8s.io/queue-name: notebooks"),
 		u.probe(t, "a MIG pod on its team's queue", podsRes, guardPod("notebooks", "mig-own", map[string]string{queueKey: "notebooks"}, gpuPodSpec("nvidia.com/mig-1g.10gb", 1))),

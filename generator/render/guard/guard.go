@@ -15,6 +15,7 @@ package guard
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	g := p.Guardrails
 	var typed []any
 	if g.QueueAdmission {
-		typed = append(typed, policy(p.Name, r.Backend), binding(p.Name), params(p, r.Backend))
+		typed = append(typed, policy(data(p, r.Backend), r.Backend), binding(p.Name))
 	}
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
@@ -72,9 +73,8 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	return objs, nil
 }
 
-// params is the queue policy's parameter object: the agreement's data the
-// static policy checks against.
-func params(p *plan.Agreement, b render.Backend) *corev1.ConfigMap {
+// data is the agreement's data the queue policy checks against.
+func data(p *plan.Agreement, b render.Backend) agreementData {
 	prios := make([]string, len(p.Priorities))
 	for i, pr := range p.Priorities {
 		prios[i] = pr.Name
@@ -84,17 +84,7 @@ func params(p *plan.Agreement, b render.Backend) *corev1.ConfigMap {
 	if b == render.Kueue && p.Guardrails.DefaultQueue {
 		queues = append(queues, DefaultQueueName)
 	}
-	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: render.Meta(p.Name, "", ParamsName(p.Name), ParamsNamespace),
-		Data: map[string]string{
-			paramPool:       p.Name,
-			paramGPUs:       strings.Join(gpuResources(p), " "),
-			paramPriorities: strings.Join(prios, " "),
-			paramQueues:     strings.Join(queues, " "),
-			paramTrusted:    strings.Join(p.Guardrails.TrustedControllers, " "),
-		},
-	}
+	return agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers}
 }
 
 // gpuResources lists the agreement's GPU resources once each, sorted.
@@ -177,10 +167,10 @@ func networkPolicy(p *plan.Agreement, t plan.Team, ns string) *networkingv1.Netw
 	}
 }
 
-// celString quotes s as a CEL string literal. The names it is given are
-// label keys and annotation names of this package, free of quotes and
-// backslashes.
-func celString(s string) string { return "'" + s + "'" }
+// celString quotes s as a CEL string literal: strconv.Quote's escapes are
+// CEL's, so a name from the agreement (a trusted controller) cannot end
+// the literal.
+func celString(s string) string { return strconv.Quote(s) }
 
 func celList(ss []string) string {
 	quoted := make([]string, len(ss))

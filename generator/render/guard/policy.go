@@ -26,23 +26,6 @@ var kaiFractionAnnotations = []string{"gpu-fraction", "gpu-memory"}
 // PolicyName names the queue policy of the pool, and its binding.
 func PolicyName(pool string) string { return pool + "-queues" }
 
-// The policy's parameter object: a ConfigMap per pool in a namespace no
-// team can write, so a team's namespace admin cannot change what the
-// policy checks them against.
-const ParamsNamespace = "kube-system"
-
-// ParamsName names the pool's parameter ConfigMap.
-func ParamsName(pool string) string { return "tenancy-guardrails-" + pool }
-
-// Keys of the parameter ConfigMap; lists are space-separated.
-const (
-	paramPool       = "pool"       // the agreement's name, for messages
-	paramGPUs       = "gpus"       // the agreement's GPU resources
-	paramPriorities = "priorities" // the agreement's priority names
-	paramQueues     = "queues"     // queue names every team may use (Kueue's default)
-	paramTrusted    = "trusted"    // guardrails.trusted_controllers
-)
-
 // inNamespace ends a message with where and under which agreement (the
 // variable where).
 const inNamespace = "variables.where"
@@ -102,7 +85,7 @@ func templates() string {
 	return s
 }
 
-func variables(b render.Backend) []admissionv1.Variable {
+func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 	meta := "variables.o.metadata"
 	queueLabel := celString(KueueQueueLabel)
 	queues := "[variables.labels[?" + queueLabel + "].orValue('')]"
@@ -117,17 +100,22 @@ func variables(b render.Backend) []admissionv1.Variable {
 		classes += " + variables.metas.map(m, m.?labels[?" + celString(kaiPriorityLabel) + "].orValue(''))"
 	}
 	vs := []admissionv1.Variable{
+		// The agreement's data, first: the rest of the policy is the same
+		// for every agreement of a backend.
+		{Name: "pool", Expression: celString(d.pool)},
+		{Name: "gpus", Expression: celList(d.gpus)},
+		{Name: "priorities", Expression: celList(d.priorities)},
+		{Name: "queueNames", Expression: celList(d.queues)},
+		{Name: "trustedControllers", Expression: celList(d.trusted)},
 		{Name: "o", Expression: "dyn(object)"},
 		{Name: "r", Expression: "request.resource.resource"},
 		{Name: "team", Expression: "namespaceObject.metadata.?labels[?" + celString(render.TeamLabel) + "].orValue('')"},
 		// kube-controller-manager's controllers, with or without
 		// --use-service-account-credentials, then the configured list.
-		{Name: "where", Expression: "' in namespace ' + namespaceObject.metadata.name + ' of team ' + variables.team + ' (tenancy agreement ' + params.data." + paramPool + " + ')'"},
+		{Name: "where", Expression: "' in namespace ' + namespaceObject.metadata.name + ' of team ' + variables.team + ' (tenancy agreement ' + variables.pool + ')'"},
 		{Name: "trusted", Expression: "request.userInfo.username == 'system:kube-controller-manager' || " +
 			"request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && request.userInfo.username.endsWith('-controller') || " +
-			"request.userInfo.username in params.data." + paramTrusted + ".split(' ')"},
-		{Name: "gpus", Expression: "params.data." + paramGPUs + ".split(' ')"},
-		{Name: "priorities", Expression: "params.data." + paramPriorities + ".split(' ')"},
+			"request.userInfo.username in variables.trustedControllers"},
 		{Name: "replicaSpecs", Expression: "has(variables.o.spec) ? variables.o.spec.filter(k, k.endsWith('ReplicaSpecs')) : []"},
 		{Name: "templates", Expression: templates()},
 		{Name: "gpuTemplates", Expression: "variables.templates.filter(t, " + asksGPU("t") + ")"},
@@ -148,7 +136,7 @@ func validations(b render.Backend) []admissionv1.Validation {
 	if b == render.KAI {
 		queueLabel = KAIQueueLabel
 	}
-	ownQueue := "q == '' || q == variables.team || q in params.data." + paramQueues + ".split(' ')"
+	ownQueue := "q == '' || q == variables.team || q in variables.queueNames"
 	v := func(expr, msg string) admissionv1.Validation {
 		return admissionv1.Validation{Expression: expr, MessageExpression: msg, Reason: &forbidden}
 	}
@@ -166,18 +154,18 @@ func validations(b render.Backend) []admissionv1.Validation {
 		v("variables.queues.all(q, "+ownQueue+")",
 			"'queue ' + variables.queues.filter(q, !("+ownQueue+"))[0] + ' is not this team\\'s' + "+inNamespace+" + ': set the label "+queueLabel+": ' + variables.team"),
 		v("!variables.gpuTemplates.exists(t, "+containers("t")+".exists(c, "+resourceKeys("c", "k.startsWith('nvidia.com/') && !(k in variables.gpus)")+"))",
-			"'this ' + variables.o.kind + ' asks for an nvidia.com/ resource that the agreement does not share' + "+inNamespace+" + ': ask for one of ' + params.data."+paramGPUs),
+			"'this ' + variables.o.kind + ' asks for an nvidia.com/ resource that the agreement does not share' + "+inNamespace+" + ': ask for one of ' + variables.gpus.join(', ')"),
 		// On create only: the scheduler's binding sets nodeName later.
 		v("request.operation != 'CREATE' || !variables.gpuTemplates.exists(t, t.?spec.?nodeName.orValue('') != '')",
 			"'this ' + variables.o.kind + ' requests GPUs and sets spec.nodeName, which skips the scheduler and the team\\'s queue' + "+inNamespace+" + ': use a nodeSelector instead'"),
 		v("!variables.requestsGPU || variables.classes.all(c, c == '' || c in variables.priorities)",
-			"'priority class ' + variables.classes.filter(c, c != '' && !(c in variables.priorities))[0] + ' is not a priority of the agreement ' + params.data.pool + ' (' + params.data."+paramPriorities+" + ')' + "+inNamespace),
+			"'priority class ' + variables.classes.filter(c, c != '' && !(c in variables.priorities))[0] + ' is not a priority of the agreement ' + variables.pool + ' (' + variables.priorities.join(', ') + ')' + "+inNamespace),
 	}
 	switch b {
 	case render.Kueue:
 		prio := celString(KueuePriorityLabel)
 		out = append(out, v("variables.labels[?"+prio+"].orValue('') in variables.priorities + ['']",
-			"'priority ' + variables.labels["+prio+"] + ' is not a priority of the agreement ' + params.data.pool + ' (' + params.data."+paramPriorities+" + '): set the label "+KueuePriorityLabel+" to one of them'"))
+			"'priority ' + variables.labels["+prio+"] + ' is not a priority of the agreement ' + variables.pool + ' (' + variables.priorities.join(', ') + '): set the label "+KueuePriorityLabel+" to one of them'"))
 	case render.KAI:
 		out = append(out,
 			v("variables.gpuTemplates.all(t, t.?spec.?schedulerName.orValue('') == "+celString(KAIScheduler)+")",
@@ -202,9 +190,21 @@ const guardedChanged = "request.operation != 'UPDATE' || dyn(object).spec != dyn
 	"dyn(object).metadata.?annotations.orValue({}) != dyn(oldObject).metadata.?annotations.orValue({}) || " +
 	"dyn(object).metadata.?ownerReferences.orValue([]) != dyn(oldObject).metadata.?ownerReferences.orValue([])"
 
-// policy is the pool's queue policy: static for a backend, the agreement's
-// data in the parameter ConfigMap its binding names.
-func policy(pool string, b render.Backend) *admissionv1.ValidatingAdmissionPolicy {
+// agreementData is what the policy checks against: the agreement's data,
+// as the first variables (CEL literals). A parameter object (paramKind)
+// would hold it instead, but kube-apiserver stops updating a built-in
+// paramKind's informer for good once no binding uses it for a moment
+// (kubernetes/kubernetes#130887), and the policy then checks against stale
+// data: see docs/decisions.md.
+type agreementData struct {
+	pool                              string
+	gpus, priorities, queues, trusted []string
+}
+
+// policy is the pool's queue policy: the same for every agreement of a
+// backend but for its data variables.
+func policy(d agreementData, b render.Backend) *admissionv1.ValidatingAdmissionPolicy {
+	pool := d.pool
 	fail := admissionv1.Fail
 	equivalent := admissionv1.Equivalent
 	return &admissionv1.ValidatingAdmissionPolicy{
@@ -212,7 +212,6 @@ func policy(pool string, b render.Backend) *admissionv1.ValidatingAdmissionPolic
 		ObjectMeta: render.Meta(pool, "", PolicyName(pool), ""),
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
-			ParamKind:     &admissionv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
 			MatchConstraints: &admissionv1.MatchResources{
 				ResourceRules:     resourceRules(b),
 				NamespaceSelector: &metav1.LabelSelector{},
@@ -220,7 +219,7 @@ func policy(pool string, b render.Backend) *admissionv1.ValidatingAdmissionPolic
 				MatchPolicy:       &equivalent,
 			},
 			MatchConditions: []admissionv1.MatchCondition{{Name: "guarded-fields-changed", Expression: guardedChanged}},
-			Variables:       variables(b),
+			Variables:       variables(d, b),
 			Validations:     validations(b),
 		},
 	}
@@ -232,17 +231,11 @@ func policy(pool string, b render.Backend) *admissionv1.ValidatingAdmissionPolic
 // here.
 func binding(pool string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	equivalent := admissionv1.Equivalent
-	deny := admissionv1.DenyAction
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
 		ObjectMeta: render.Meta(pool, "", PolicyName(pool), ""),
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName: PolicyName(pool),
-			ParamRef: &admissionv1.ParamRef{
-				Name: ParamsName(pool), Namespace: ParamsNamespace,
-				// Fail closed when the parameters are missing.
-				ParameterNotFoundAction: &deny,
-			},
+			PolicyName:        PolicyName(pool),
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 			// The API server's defaults, written out.
 			MatchResources: &admissionv1.MatchResources{

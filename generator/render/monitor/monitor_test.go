@@ -96,9 +96,6 @@ func TestConformsToPrometheusOperator(t *testing.T) {
 						t.Errorf("%s %s: PrometheusRule does not decode strictly: %v", path, b, err)
 					}
 				case "ConfigMap":
-					if !strings.HasSuffix(o.Name(), "-dashboard") {
-						continue // the guardrails' parameters
-					}
 					var cm corev1.ConfigMap
 					if err := yaml.UnmarshalStrict(o.YAML, &cm); err != nil {
 						t.Fatalf("%s %s: %v", path, b, err)
