@@ -53,8 +53,9 @@ type Guardrails struct {
 	// DefaultQueue (Kueue): a LocalQueue named "default" in each team
 	// namespace, which Kueue gives to Jobs that name no queue.
 	DefaultQueue Bool
-	// GPUQuota: a ResourceQuota per team namespace capping GPU requests at
-	// what the team may ever use.
+	// GPUQuota: a ResourceQuota per team namespace, the backstop for GPU
+	// use outside the agreement: 0 for what the team may never use (and,
+	// without QueueAdmission, a cap at what it may ever use).
 	GPUQuota Bool
 	// PodSecurity is the Pod Security Admission level enforced in team
 	// namespaces; PodSecurityAudit the level warned about and audited.
