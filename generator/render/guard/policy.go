@@ -126,6 +126,12 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "queues", Expression: queues},
 		{Name: "classes", Expression: classes},
 		{Name: "owned", Expression: "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"},
+		// Exempt from naming a queue: a trusted controller's request, or an
+		// update of an owned object whose owners do not change (it was
+		// made by a controller, or before the guardrails): Kueue lifting
+		// a Job pod's scheduling gate, whoever runs it.
+		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
+			"dyn(oldObject).metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([])"},
 	}
 	return vs
 }
@@ -141,14 +147,14 @@ func validations(b render.Backend) []admissionv1.Validation {
 		return admissionv1.Validation{Expression: expr, MessageExpression: msg, Reason: &forbidden}
 	}
 	out := []admissionv1.Validation{
-		v("variables.trusted || !variables.requestsGPU || !(variables.r in "+celList(unqueued(b))+")",
+		v("variables.exempt || !variables.requestsGPU || !(variables.r in "+celList(unqueued(b))+")",
 			"'a '+ variables.o.kind + ' that requests GPUs cannot wait in a queue' + "+inNamespace+" + ': run GPU work as a Job, JobSet, Deployment or StatefulSet with the label "+queueLabel+": ' + variables.team"),
 		// Only a controller makes owned objects: an owner the user wrote
 		// would make the scheduler skip the object or read another
 		// object's queue.
-		v("variables.trusted || !variables.requestsGPU || !variables.owned",
+		v("variables.exempt || !variables.requestsGPU || !variables.owned",
 			"'this ' + variables.o.kind + ' requests GPUs and names a controller owner, but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it without a controller ownerReference'"),
-		v("variables.trusted || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
+		v("variables.exempt || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
 			"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
 		// Trusted requests too: a label, where present, routes quota.
 		v("variables.queues.all(q, "+ownQueue+")",
@@ -172,9 +178,9 @@ func validations(b render.Backend) []admissionv1.Validation {
 				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': set spec.schedulerName: "+KAIScheduler+"; on the default scheduler it would bypass the team\\'s queue'"),
 			v("!variables.requestsGPU || variables.metas.all(m, m.?labels[?"+celString(kaiPreemptibilityLabel)+"].orValue('preemptible') == 'preemptible')",
 				"'the label "+kaiPreemptibilityLabel+" may only make GPU work preemptible' + "+inNamespace+" + ': the agreement\\'s priorities decide what is not'"),
-			v("variables.trusted || !variables.requestsGPU || !variables.metas.exists(m, m.?annotations.orValue({}).exists(k, k in "+celList(kaiGroupingAnnotations)+"))",
+			v("variables.exempt || !variables.requestsGPU || !variables.metas.exists(m, m.?annotations.orValue({}).exists(k, k in "+celList(kaiGroupingAnnotations)+"))",
 				"'this ' + variables.o.kind + ' chooses its own PodGroup (annotation pod-group-name or kai.scheduler/skip-podgrouper)' + "+inNamespace+" + ': leave grouping to KAI\\'s podgrouper, which reads the label "+KAIQueueLabel+"'"),
-			v("variables.trusted || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') == variables.team",
+			v("variables.exempt || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') == variables.team",
 				"'PodGroup queue ' + variables.o.spec.?queue.orValue('') + ' is not this team\\'s' + "+inNamespace+" + ': set spec.queue: ' + variables.team"),
 		)
 	}

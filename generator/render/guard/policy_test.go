@@ -242,7 +242,11 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"the same, by a user":                           {update("alice", preGuard, finalized), nil},
 		"labels changed on a pre-guardrails pod":        {update("alice", preGuard, relabelled), []string{"add the label"}},
 		"a queue label switched to another team's":      {update("alice", pod(own, gpu), pod(other, gpu)), []string{"queue research is not this team's"}},
-		"a bound pod relabelled on its queue":           {update("alice", withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.NodeName = "n" }), withSpec(pod(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), gpu), func(s *corev1.PodSpec) { s.NodeName = "n" })), nil},
+		"a scheduling gate lifted from a Job's pod by an untrusted account": {update("kueue-as-admin", withSpec(owned(pod(nil, gpu), "Job"), func(s *corev1.PodSpec) {
+			s.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/topology"}}
+		}), owned(pod(nil, gpu), "Job")), nil},
+		"an owner added by update":            {update("alice", pod(own, gpu), owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		"a bound pod relabelled on its queue": {update("alice", withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.NodeName = "n" }), withSpec(pod(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), gpu), func(s *corev1.PodSpec) { s.NodeName = "n" })), nil},
 	}
 	runCases(t, r, tests)
 }
