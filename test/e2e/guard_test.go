@@ -509,7 +509,15 @@ func installWorkloadCRDs(t *testing.T) {
 		t.Fatalf("found %d workload CRDs, want the 10 of training-operator, KubeRay and LWS", len(crds))
 	}
 	ctx := ctxFor(t)
-	if _, err := env.cp.Applier.Apply(ctx, crds, false); err != nil {
+	// A loaded API server can time out on these large CRDs: try again.
+	var err error
+	for range 3 {
+		if _, err = env.cp.Applier.Apply(ctx, crds, false); err == nil {
+			break
+		}
+		t.Logf("install workload CRDs, again: %v", err)
+	}
+	if err != nil {
 		t.Fatalf("install workload CRDs: %v", err)
 	}
 	// KubeRay's CRDs are large (every pod template field, several times):
