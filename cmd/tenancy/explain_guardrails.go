@@ -16,11 +16,15 @@ func explainGuardrails(w io.Writer, p *plan.Agreement) {
 	fmt.Fprintln(w, "\nGuardrails (enforced by the API server in the team namespaces)")
 	tw := tableWriter(w)
 	tableRow(tw, "PART", "SETTING", "WHAT IT DOES")
-	tableRow(tw, "queue admission", onOff[g.QueueAdmission], "refuses GPU workloads that name no queue or another team's, and unknown priorities")
+	tableRow(tw, "queue admission", onOff[g.QueueAdmission], "refuses GPU workloads that name no queue or another team's, GPUs and priorities outside the agreement")
 	if g.DefaultQueue {
 		tableRow(tw, "default queue", "on", "Kueue: a LocalQueue default per team namespace for Jobs that name none")
 	}
-	tableRow(tw, "GPU quota", onOff[g.GPUQuota], "caps each team namespace's GPU requests at guaranteed + borrow")
+	quota := "holds at 0 the GPUs a team may never use and DRA GPU claims; the queue caps the rest"
+	if !g.QueueAdmission {
+		quota = "caps each team namespace's GPU requests at guaranteed + borrow"
+	}
+	tableRow(tw, "GPU quota", onOff[g.GPUQuota], quota)
 	tableRow(tw, "pod security", "enforce "+g.PodSecurity+", warn/audit "+g.PodSecurityAudit, "Pod Security Admission levels")
 	allow := "the team's own namespaces"
 	if len(g.AllowIngressFrom) > 0 {

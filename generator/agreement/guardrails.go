@@ -11,7 +11,26 @@ var guardrailKeys = []string{
 	"queue_admission", "default_queue", "gpu_quota",
 	"pod_security", "pod_security_audit",
 	"network_isolation", "allow_ingress_from",
-	"namespace_prune",
+	"namespace_prune", "trusted_controllers",
+}
+
+// DefaultTrustedControllers are the requesters, besides kube-controller-manager's
+// own controllers, whose objects the queue policies exempt from naming a queue:
+// the operators of the workload kinds the guardrails cover and the schedulers'
+// controllers, as their upstream manifests install them. Each creates objects
+// from a parent the policies already checked.
+var DefaultTrustedControllers = []string{
+	"system:serviceaccount:appwrapper-system:appwrapper-controller-manager",
+	"system:serviceaccount:jobset-system:jobset-controller-manager",
+	"system:serviceaccount:kai-scheduler:binder",
+	"system:serviceaccount:kai-scheduler:pod-grouper",
+	"system:serviceaccount:kai-scheduler:podgroup-controller",
+	"system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager",
+	"system:serviceaccount:kubeflow:training-operator",
+	"system:serviceaccount:kueue-system:kueue-controller-manager",
+	"system:serviceaccount:lws-system:lws-controller-manager",
+	"system:serviceaccount:mpi-operator:mpi-operator",
+	"system:serviceaccount:ray-system:kuberay-operator",
 }
 
 // Defaults of the [guardrails] table: every part is on unless the agreement
@@ -34,8 +53,9 @@ type Guardrails struct {
 	// DefaultQueue (Kueue): a LocalQueue named "default" in each team
 	// namespace, which Kueue gives to Jobs that name no queue.
 	DefaultQueue Bool
-	// GPUQuota: a ResourceQuota per team namespace capping GPU requests at
-	// what the team may ever use.
+	// GPUQuota: a ResourceQuota per team namespace, the backstop for GPU
+	// use outside the agreement: 0 for what the team may never use (and,
+	// without QueueAdmission, a cap at what it may ever use).
 	GPUQuota Bool
 	// PodSecurity is the Pod Security Admission level enforced in team
 	// namespaces; PodSecurityAudit the level warned about and audited.
@@ -49,6 +69,11 @@ type Guardrails struct {
 	// NamespacePrune says whether Argo CD may prune a team Namespace the
 	// agreement no longer renders: "never", "confirm" or "allow".
 	NamespacePrune Str
+	// TrustedControllers are the user names (service accounts as
+	// system:serviceaccount:<namespace>:<name>) whose requests are
+	// exempt from naming a queue, besides kube-controller-manager's
+	// controllers; nil when absent (the defaults apply).
+	TrustedControllers []Str
 }
 
 // guardrails decodes the [guardrails] table; absent, it is all defaults.
@@ -68,6 +93,7 @@ func (d *decoder) guardrails(v *load.Value) *Guardrails {
 	g.NetworkIsolation = d.bool(t.Get("network_isolation"), path.Child("network_isolation"))
 	g.AllowIngressFrom = d.strings(t.Get("allow_ingress_from"), path.Child("allow_ingress_from"))
 	g.NamespacePrune = d.str(t.Get("namespace_prune"), path.Child("namespace_prune"))
+	g.TrustedControllers = d.strings(t.Get("trusted_controllers"), path.Child("trusted_controllers"))
 	return g
 }
 
@@ -90,4 +116,9 @@ func defaultGuardrails(g *Guardrails) {
 	str(&g.PodSecurity, DefaultPodSecurity)
 	str(&g.PodSecurityAudit, DefaultPodSecurityAudit)
 	str(&g.NamespacePrune, DefaultNamespacePrune)
+	if g.TrustedControllers == nil {
+		for i, name := range DefaultTrustedControllers {
+			g.TrustedControllers = append(g.TrustedControllers, Str{Value: name, State: Defaulted, Pos: g.Pos, Path: g.Path.Child("trusted_controllers").Index(i)})
+		}
+	}
 }

@@ -37,6 +37,9 @@ type Guardrails struct {
 	NetworkIsolation   bool
 	AllowIngressFrom   []string // sorted
 	NamespacePrune     NamespacePrune
+	// TrustedControllers are the requesters exempt from naming a queue
+	// (besides kube-controller-manager's controllers), sorted.
+	TrustedControllers []string
 }
 
 func buildGuardrails(g *agreement.Guardrails) Guardrails {
@@ -54,5 +57,10 @@ func buildGuardrails(g *agreement.Guardrails) Guardrails {
 		out.AllowIngressFrom = append(out.AllowIngressFrom, ns.Value)
 	}
 	slices.Sort(out.AllowIngressFrom)
+	for _, name := range g.TrustedControllers {
+		out.TrustedControllers = append(out.TrustedControllers, name.Value)
+	}
+	slices.Sort(out.TrustedControllers)
+	out.TrustedControllers = slices.Compact(out.TrustedControllers)
 	return out
 }

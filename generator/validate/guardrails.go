@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
@@ -30,6 +32,12 @@ func (v *validator) guardrails() {
 			v.errorf(field.ErrorTypeDuplicate, ns.Pos, ns.Path, "namespace %q is listed twice", ns.Value)
 		}
 		seen[ns.Value] = true
+	}
+	// The names travel space-separated in the guardrails' parameter object.
+	for _, c := range g.TrustedControllers {
+		if c.Value == "" || strings.ContainsAny(c.Value, " \t\r\n") {
+			v.errorf(field.ErrorTypeInvalid, c.Pos, c.Path, "a trusted controller is a user name without blanks, such as system:serviceaccount:<namespace>:<name>; got %q", c.Value)
+		}
 	}
 }
 

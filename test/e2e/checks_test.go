@@ -646,9 +646,8 @@ func TestAgreementChangeAppliesLive(t *testing.T) {
 	want := map[string][]string{
 		"ClusterQueue/training": {"metadata.generation", strings.TrimPrefix(gpuQuota, ".") + ".nominalQuota"},
 		"ClusterQueue/research": {"metadata.generation", strings.TrimPrefix(gpuQuota, ".") + ".lendingLimit", strings.TrimPrefix(gpuQuota, ".") + ".nominalQuota"},
-		// The guardrails' backstop follows guaranteed + borrow (20 + 8, 4 + 8).
-		"ResourceQuota/training/tenancy-gpus": {"spec.hard.requests.nvidia.com/gpu"},
-		"ResourceQuota/research/tenancy-gpus": {"spec.hard.requests.nvidia.com/gpu"},
+		// The guardrails' GPU quota holds only what a team may never use
+		// (the queue caps the rest), so it does not change here.
 	}
 	for key, o := range old {
 		d := diffPaths(o, now[key], "")
@@ -747,6 +746,9 @@ func TestMultiFlavorMIG(t *testing.T) {
 		t.Fatal("multi-flavor render has no MIG ResourceFlavor")
 	}
 	migResource = "nvidia.com/mig-1g.10gb"
+	// The guardrails refuse GPU resources the agreement does not share
+	// until the API server has this agreement's policy in force.
+	waitParams(t, podAttempt("a MIG pod on the notebooks queue", guardPod("notebooks", "mig-probe", map[string]string{queueKey: localQueueFor(t, objs, "notebooks")}, gpuPodSpec(corev1.ResourceName(migResource), 1))))
 	nb := submit(t, job{ns: "notebooks", queue: localQueueFor(t, objs, "notebooks"), name: "notebook", pods: 1, gpus: 7, resource: corev1.ResourceName(migResource)})
 	s := waitAdmitted(t, nb)
 	if s.flavors[migResource] != migFlavor {

@@ -1,19 +1,23 @@
 // Package guard renders the guardrails of an agreement: what the API server
-// itself enforces, whatever a workload opts into. ValidatingAdmissionPolicies
-// refuse GPU workloads in team namespaces that skip or misuse their team's
-// queue (backend-aware: Kueue's queue-name label, or KAI's schedulerName and
-// queue label); a ResourceQuota caps each team namespace's GPU requests at
-// what the team may ever use; a NetworkPolicy refuses ingress from other
-// teams. Pod Security labels and Argo CD's prune protection go on the team
-// Namespaces, which the namespaces family renders (render/namespaces).
+// itself enforces, whatever a workload opts into. One ValidatingAdmissionPolicy
+// per pool, the same for every agreement of its backend but for the
+// agreement's data in its first variables, refuses GPU workloads in team
+// namespaces that skip or misuse their team's queue (Kueue's queue-name
+// label, or KAI's schedulerName and queue label) or ask for GPUs the
+// agreement does not share; its binding selects the pool's team Namespaces
+// by label. Objects that a trusted controller creates from a checked parent
+// are exempt from naming a queue, decided by who makes the request, not by
+// what the object says. A ResourceQuota holds at 0 what a team may never
+// use; a NetworkPolicy refuses ingress from other teams. Pod Security labels
+// and Argo CD's prune protection go on the team Namespaces, which the
+// namespaces family renders (render/namespaces).
 package guard
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -42,7 +46,7 @@ const (
 )
 
 // Renderer renders the guardrails for one backend, whose conventions the
-// queue policies enforce.
+// queue policy enforces.
 type Renderer struct {
 	Backend render.Backend
 }
@@ -52,9 +56,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	g := p.Guardrails
 	var typed []any
 	if g.QueueAdmission {
-		for _, f := range families {
-			typed = append(typed, policy(p, r.Backend, f), binding(p, f))
-		}
+		typed = append(typed, policy(data(p, r.Backend), r.Backend), binding(p.Name))
 	}
 	for _, t := range p.Teams {
 		for _, ns := range t.Namespaces {
@@ -71,6 +73,20 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "guardrails: " + err.Error()}}
 	}
 	return objs, nil
+}
+
+// data is the agreement's data the queue policy checks against.
+func data(p *plan.Agreement, b render.Backend) agreementData {
+	prios := make([]string, len(p.Priorities))
+	for i, pr := range p.Priorities {
+		prios[i] = pr.Name
+	}
+	slices.Sort(prios)
+	var queues []string
+	if b == render.Kueue && p.Guardrails.DefaultQueue {
+		queues = append(queues, DefaultQueueName)
+	}
+	return agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers}
 }
 
 // gpuResources lists the agreement's GPU resources once each, sorted.
@@ -91,14 +107,30 @@ func mostUsable(p *plan.Agreement, t plan.Team, res string) int64 {
 	return gpu.TeamSum(p, &t, gpu.Raw, gpu.Resource(res)).MostUsable()
 }
 
-// gpuQuota caps GPU requests in a team namespace at the team's most usable:
-// a workload that escapes the scheduler still cannot exceed the agreement.
-// Resources the team has no quota of get 0. ResourceQuota is per
-// namespace, so a team with several namespaces gets the cap in each.
+// DRADeviceClasses are the device classes of NVIDIA's DRA driver. The
+// agreement shares GPUs as device-plugin resources, so a team namespace's
+// GPU quota holds claims of these classes at 0.
+var DRADeviceClasses = []string{"gpu.nvidia.com", "mig.nvidia.com"}
+
+// gpuQuota is the backstop for GPU use outside the agreement, per team
+// namespace. Where the queue policy pins every GPU workload to the team's
+// queue, the scheduler's quota is the cap (it spans all of a team's
+// namespaces, which a ResourceQuota cannot), and a cap here would refuse
+// pods that should wait in the queue (KAI's, and Kueue's pod
+// integrations): the quota holds at 0 only what the team may never use,
+// the agreement's GPU resources it has no quota of and DRA GPU claims.
+// Without the queue policy, it caps each GPU resource at the team's most
+// usable (guaranteed + borrow), in each of its namespaces.
 func gpuQuota(p *plan.Agreement, t plan.Team, ns string) *corev1.ResourceQuota {
 	hard := corev1.ResourceList{}
 	for _, res := range gpuResources(p) {
-		hard[corev1.ResourceName("requests."+res)] = *resource.NewQuantity(mostUsable(p, t, res), resource.DecimalSI)
+		n := mostUsable(p, t, res)
+		if n == 0 || !p.Guardrails.QueueAdmission {
+			hard[corev1.ResourceName("requests."+res)] = *resource.NewQuantity(n, resource.DecimalSI)
+		}
+	}
+	for _, class := range DRADeviceClasses {
+		hard[corev1.ResourceName(class+".deviceclass.resource.k8s.io/devices")] = *resource.NewQuantity(0, resource.DecimalSI)
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
@@ -108,102 +140,32 @@ func gpuQuota(p *plan.Agreement, t plan.Team, ns string) *corev1.ResourceQuota {
 }
 
 // networkPolicy admits ingress to a team namespace only from the team's own
-// namespaces and the allow-list. It needs a CNI that enforces it.
+// namespaces (by the pool and team labels tenancy renders on them) and the
+// allow-list. It needs a CNI that enforces it.
 func networkPolicy(p *plan.Agreement, t plan.Team, ns string) *networkingv1.NetworkPolicy {
-	from := append(slices.Clone(t.Namespaces), p.Guardrails.AllowIngressFrom...)
-	slices.Sort(from)
-	from = slices.Compact(from)
+	from := []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+		MatchLabels: map[string]string{render.PoolLabel: p.Name, render.TeamLabel: t.Name},
+	}}}
+	if allow := p.Guardrails.AllowIngressFrom; len(allow) > 0 {
+		from = append(from, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: render.NamespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: allow}},
+		}})
+	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: render.Meta(p.Name, t.Name, NetworkPolicyName, ns),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: namespaces(from)}},
-			}},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: from}},
 		},
 	}
 }
 
-// namespaces selects namespaces by the name the API server sets itself.
-func namespaces(names []string) *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: render.NamespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: names,
-	}}}
-}
-
-// teamNamespaces lists every team namespace of the agreement, sorted.
-func teamNamespaces(p *plan.Agreement) []string {
-	var out []string
-	for _, t := range p.Teams {
-		out = append(out, t.Namespaces...)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// PolicyName names a queue policy (and its binding) of the pool.
-func PolicyName(pool, family string) string { return pool + "-queue-" + family }
-
-func binding(p *plan.Agreement, f family) *admissionv1.ValidatingAdmissionPolicyBinding {
-	name := PolicyName(p.Name, f.name)
-	equivalent := admissionv1.Equivalent
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: render.Meta(p.Name, "", name, ""),
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			// The API server's defaults, written out.
-			MatchResources: &admissionv1.MatchResources{
-				NamespaceSelector: namespaces(teamNamespaces(p)),
-				ObjectSelector:    &metav1.LabelSelector{},
-				MatchPolicy:       &equivalent,
-			},
-		},
-	}
-}
-
-func policy(p *plan.Agreement, b render.Backend, f family) *admissionv1.ValidatingAdmissionPolicy {
-	fail := admissionv1.Fail
-	equivalent := admissionv1.Equivalent
-	all := admissionv1.AllScopes
-	// One rule per API group and version, listing its resources.
-	var rules []admissionv1.NamedRuleWithOperations
-	for _, r := range f.resources {
-		if n := len(rules); n > 0 && rules[n-1].APIGroups[0] == r.group && rules[n-1].APIVersions[0] == r.version {
-			rules[n-1].Resources = append(rules[n-1].Resources, r.resource)
-			continue
-		}
-		rules = append(rules, admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-			Rule: admissionv1.Rule{
-				APIGroups: []string{r.group}, APIVersions: []string{r.version}, Resources: []string{r.resource}, Scope: &all,
-			},
-		}})
-	}
-	return &admissionv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: render.Meta(p.Name, "", PolicyName(p.Name, f.name), ""),
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: &fail,
-			MatchConstraints: &admissionv1.MatchResources{
-				ResourceRules:     rules,
-				NamespaceSelector: &metav1.LabelSelector{},
-				ObjectSelector:    &metav1.LabelSelector{},
-				MatchPolicy:       &equivalent,
-			},
-			Variables:   variables(p, b, f),
-			Validations: validations(p, b, f),
-		},
-	}
-}
-
-// celString quotes s as a CEL string literal. The names it is given are
-// DNS labels, resource names and label keys, which validation keeps free of
-// quotes and backslashes.
-func celString(s string) string { return "'" + s + "'" }
+// celString quotes s as a CEL string literal: strconv.Quote's escapes are
+// CEL's, so a name from the agreement (a trusted controller) cannot end
+// the literal.
+func celString(s string) string { return strconv.Quote(s) }
 
 func celList(ss []string) string {
 	quoted := make([]string, len(ss))
@@ -211,80 +173,4 @@ func celList(ss []string) string {
 		quoted[i] = celString(s)
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
-// Variables shared by every policy: the pod specs of the object (the
-// family's own expression), whether any container asks for a GPU resource
-// of the agreement, the object's team (from its Namespace's tenancy.dev/team
-// label, which tenancy renders), its queue label, and whether a controller
-// owns it (its owner was checked when it was admitted).
-func variables(p *plan.Agreement, b render.Backend, f family) []admissionv1.Variable {
-	gpus := celList(gpuResources(p))
-	asks := fmt.Sprintf("has(c.resources) && (has(c.resources.requests) && c.resources.requests.exists(r, r in %[1]s) || has(c.resources.limits) && c.resources.limits.exists(r, r in %[1]s))", gpus)
-	labels := f.kueueLabels
-	queueLabel := KueueQueueLabel
-	if b == render.KAI {
-		// KAI reads the queue from the top owner's own labels.
-		labels, queueLabel = "object.metadata", KAIQueueLabel
-	}
-	return []admissionv1.Variable{
-		{Name: "podSpecs", Expression: f.podSpecs},
-		{Name: "requestsGPU", Expression: fmt.Sprintf("variables.podSpecs.exists(s, (has(s.containers) ? s.containers : []).exists(c, %[1]s) || (has(s.initContainers) ? s.initContainers : []).exists(c, %[1]s))", asks)},
-		{Name: "team", Expression: fmt.Sprintf("has(namespaceObject.metadata.labels) && %[1]s in namespaceObject.metadata.labels ? namespaceObject.metadata.labels[%[1]s] : ''", celString(render.TeamLabel))},
-		{Name: "queue", Expression: fmt.Sprintf("has(%[1]s.labels) && %[2]s in %[1]s.labels ? %[1]s.labels[%[2]s] : ''", labels, celString(queueLabel))},
-		{Name: "owned", Expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller)"},
-	}
-}
-
-func validations(p *plan.Agreement, b render.Backend, f family) []admissionv1.Validation {
-	forbidden := metav1.StatusReasonForbidden
-	queueLabel := KueueQueueLabel
-	if b == render.KAI {
-		queueLabel = KAIQueueLabel
-	}
-	inNamespace := "' in namespace ' + namespaceObject.metadata.name + ' of team ' + variables.team + ' (tenancy agreement " + p.Name + ")'"
-	accepted := "variables.queue == variables.team"
-	if b == render.Kueue && p.Guardrails.DefaultQueue {
-		accepted += " || variables.queue == " + celString(DefaultQueueName)
-	}
-	out := []admissionv1.Validation{
-		{
-			Expression:        "variables.owned || !variables.requestsGPU || variables.queue != ''",
-			MessageExpression: "'this ' + object.kind + ' requests GPUs' + " + inNamespace + " + ': add the label " + queueLabel + ": ' + variables.team",
-			Reason:            &forbidden,
-		},
-		{
-			// Owned objects too: a label, where present, routes quota.
-			Expression:        "variables.queue == '' || " + accepted,
-			MessageExpression: "'queue ' + variables.queue + ' is not this team\\'s' + " + inNamespace + " + ': set the label " + queueLabel + ": ' + variables.team",
-			Reason:            &forbidden,
-		},
-	}
-	switch b {
-	case render.Kueue:
-		prios := make([]string, len(p.Priorities))
-		for i, pr := range p.Priorities {
-			prios[i] = pr.Name
-		}
-		slices.Sort(prios)
-		known := "none"
-		if len(prios) > 0 {
-			known = strings.Join(prios, ", ")
-		}
-		priority := "object.metadata.labels[" + celString(KueuePriorityLabel) + "]"
-		out = append(out, admissionv1.Validation{
-			Expression:        fmt.Sprintf("variables.owned || !has(object.metadata.labels) || !(%s in object.metadata.labels) || %s in %s", celString(KueuePriorityLabel), priority, celList(prios)),
-			MessageExpression: fmt.Sprintf("'priority ' + %s + ' is not a priority of the agreement %s (%s): set the label %s to one of them'", priority, p.Name, known, KueuePriorityLabel),
-			Reason:            &forbidden,
-		})
-	case render.KAI:
-		if f.pods {
-			out = append(out, admissionv1.Validation{
-				Expression:        "!variables.requestsGPU || has(object.spec.schedulerName) && object.spec.schedulerName == " + celString(KAIScheduler),
-				MessageExpression: "'this Pod requests GPUs' + " + inNamespace + " + ': set spec.schedulerName: " + KAIScheduler + "; on the default scheduler it would bypass the team\\'s queue'",
-				Reason:            &forbidden,
-			})
-		}
-	}
-	return out
 }

@@ -2,12 +2,14 @@ package guard_test
 
 import (
 	"context"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -18,10 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	authnuser "k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 
@@ -80,30 +85,40 @@ func policies(t *testing.T, objs []generator.Object) []*admissionv1.ValidatingAd
 // compile builds a policy's validator the way kube-apiserver's
 // ValidatingAdmissionPolicy plugin does (k8s.io/apiserver's
 // validating.compilePolicy, which is unexported): the same CEL environment,
-// variable composition, cost limits and message expressions.
-func compile(p *admissionv1.ValidatingAdmissionPolicy) validating.Validator {
-	env, err := plugincel.NewCompositionEnv(plugincel.VariablesTypeName, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+// variable composition, match conditions, parameters, cost limits and
+// message expressions. The environment is Kubernetes 1.30's, the oldest the
+// README supports, as the API server checks a new policy against.
+func compile(t *testing.T, p *admissionv1.ValidatingAdmissionPolicy) validating.Validator {
+	t.Helper()
+	env, err := plugincel.NewCompositionEnv(plugincel.VariablesTypeName, environment.MustBaseEnvSet(version.MajorMinor(1, 30)))
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	vars := plugincel.OptionalVariableDeclarations{HasParams: false, HasAuthorizer: true}
-	msgVars := plugincel.OptionalVariableDeclarations{HasParams: false, HasAuthorizer: false}
+	vars := plugincel.OptionalVariableDeclarations{HasParams: p.Spec.ParamKind != nil, HasAuthorizer: true}
+	msgVars := plugincel.OptionalVariableDeclarations{HasParams: p.Spec.ParamKind != nil}
 	c := plugincel.NewCompositedCompilerFromTemplate(env)
 	var named []plugincel.NamedExpressionAccessor
 	for _, v := range p.Spec.Variables {
 		named = append(named, &validating.Variable{Name: v.Name, Expression: v.Expression})
 	}
-	c.CompileAndStoreVariables(named, vars, environment.StoredExpressions)
-	var exprs, msgs []plugincel.ExpressionAccessor
+	c.CompileAndStoreVariables(named, vars, environment.NewExpressions)
+	var exprs, msgs, conds []plugincel.ExpressionAccessor
 	for _, v := range p.Spec.Validations {
 		exprs = append(exprs, &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason})
 		msgs = append(msgs, &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression})
 	}
+	for i := range p.Spec.MatchConditions {
+		conds = append(conds, (*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]))
+	}
+	var matcher matchconditions.Matcher
+	if len(conds) > 0 {
+		matcher = matchconditions.NewMatcher(c.CompileCondition(conds, vars, environment.NewExpressions), p.Spec.FailurePolicy, "policy", "validate", p.Name)
+	}
 	return validating.NewValidator(
-		c.CompileCondition(exprs, vars, environment.StoredExpressions),
-		nil,
-		c.CompileCondition(nil, vars, environment.StoredExpressions),
-		c.CompileCondition(msgs, msgVars, environment.StoredExpressions),
+		c.CompileCondition(exprs, vars, environment.NewExpressions),
+		matcher,
+		c.CompileCondition(nil, vars, environment.NewExpressions),
+		c.CompileCondition(msgs, msgVars, environment.NewExpressions),
 		p.Spec.FailurePolicy,
 	)
 }
@@ -111,43 +126,101 @@ func compile(p *admissionv1.ValidatingAdmissionPolicy) validating.Validator {
 // matches reports whether a policy's resource rules cover gvr.
 func matches(p *admissionv1.ValidatingAdmissionPolicy, gvr schema.GroupVersionResource) bool {
 	for _, r := range p.Spec.MatchConstraints.ResourceRules {
-		if contains(r.APIGroups, gvr.Group) && contains(r.APIVersions, gvr.Version) && contains(r.Resources, gvr.Resource) {
+		if slices.Contains(r.APIGroups, gvr.Group) && slices.Contains(r.APIVersions, gvr.Version) && slices.Contains(r.Resources, gvr.Resource) {
 			return true
 		}
 	}
 	return false
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+// request is one admission request: obj created (old nil) or updated from
+// old, by user.
+type request struct {
+	gvr  schema.GroupVersionResource
+	obj  runtime.Object
+	old  runtime.Object
+	user string
 }
 
-// admit runs every matching policy on obj created in namespace ns of team
-// and returns the messages of the refusals; an evaluation error fails the
-// test (a typo in the CEL, a field that is not there).
-func admit(t *testing.T, ps []*admissionv1.ValidatingAdmissionPolicy, gvr schema.GroupVersionResource, obj runtime.Object, ns, team string) []string {
+func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
 	t.Helper()
+	if obj == nil {
+		return nil
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uo := &unstructured.Unstructured{Object: u}
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"tenancy.dev/team": team, "kubernetes.io/metadata.name": ns}}}
-	attr := admission.NewAttributesRecord(uo, nil, uo.GroupVersionKind(), ns, uo.GetName(), gvr, "", admission.Create, &metav1.CreateOptions{}, false, nil)
-	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedObject: uo, VersionedKind: uo.GroupVersionKind()}
+	return &unstructured.Unstructured{Object: u}
+}
+
+// rendered is a render's queue policies and their parameter ConfigMaps.
+type rendered struct {
+	policies []*admissionv1.ValidatingAdmissionPolicy
+	params   map[string]*unstructured.Unstructured // by name
+	bindings []*admissionv1.ValidatingAdmissionPolicyBinding
+}
+
+func renderGuard(t *testing.T, src string, opts generator.Options) rendered {
+	t.Helper()
+	objs := renderAll(t, src, opts)
+	r := rendered{policies: policies(t, objs), params: map[string]*unstructured.Unstructured{}}
+	for _, o := range objs {
+		switch o.Kind() {
+		case "ConfigMap":
+			r.params[o.Name()] = &unstructured.Unstructured{Object: o.Fields}
+		case "ValidatingAdmissionPolicyBinding":
+			b := &admissionv1.ValidatingAdmissionPolicyBinding{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Fields, b); err != nil {
+				t.Fatal(err)
+			}
+			r.bindings = append(r.bindings, b)
+		}
+	}
+	return r
+}
+
+// admit runs every matching policy, with the parameters its binding names,
+// on the request in namespace ns of team and returns the messages of the
+// refusals; an evaluation error fails the test (a typo in the CEL, a field
+// that is not there).
+func (r rendered) admit(t *testing.T, req request, ns, team string) []string {
+	t.Helper()
+	uo, old := toUnstructured(t, req.obj), toUnstructured(t, req.old)
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"tenancy.dev/team": team, "tenancy.dev/pool": "gpu-pool", "kubernetes.io/metadata.name": ns}}}
+	op := admission.Create
+	var opts runtime.Object = &metav1.CreateOptions{}
+	if old != nil {
+		op, opts = admission.Update, &metav1.UpdateOptions{}
+	}
+	user := req.user
+	if user == "" {
+		user = "alice"
+	}
+	userInfo := &authnuser.DefaultInfo{Name: user, Groups: []string{"system:authenticated"}}
+	var oldObj runtime.Object
+	if old != nil {
+		oldObj = old
+	}
+	attr := admission.NewAttributesRecord(uo, oldObj, uo.GroupVersionKind(), ns, uo.GetName(), req.gvr, "", op, opts, false, userInfo)
+	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedObject: uo, VersionedOldObject: oldObj, VersionedKind: uo.GroupVersionKind()}
 	var refusals []string
 	matched := false
-	for _, p := range ps {
-		if !matches(p, gvr) {
+	for _, p := range r.policies {
+		if !matches(p, req.gvr) {
 			continue
 		}
 		matched = true
-		res := compile(p).Validate(context.Background(), gvr, versioned, nil, namespace, celconfig.RuntimeCELCostBudget, nil)
+		var params runtime.Object
+		for _, b := range r.bindings {
+			if b.Spec.PolicyName == p.Name && b.Spec.ParamRef != nil {
+				params = r.params[b.Spec.ParamRef.Name]
+			}
+		}
+		if params == nil && p.Spec.ParamKind != nil {
+			t.Fatalf("policy %s: no parameters", p.Name)
+		}
+		res := compile(t, p).Validate(context.Background(), req.gvr, versioned, params, namespace, celconfig.RuntimeCELCostBudget, nil)
 		for _, d := range res.Decisions {
 			switch d.Evaluation {
 			case validating.EvalError:
@@ -158,7 +231,7 @@ func admit(t *testing.T, ps []*admissionv1.ValidatingAdmissionPolicy, gvr schema
 		}
 	}
 	if !matched {
-		t.Fatalf("no policy matches %s", gvr)
+		t.Fatalf("no policy matches %s", req.gvr)
 	}
 	return refusals
 }
@@ -233,149 +306,6 @@ func template(res string) map[string]any {
 	}}}}
 }
 
-// TestKueueQueuePolicies: the API server refuses GPU workloads in a team
-// namespace that name no queue or another team's, and a priority the
-// agreement does not have; it lets through what the agreement wants.
-func TestKueueQueuePolicies(t *testing.T) {
-	ps := policies(t, renderAll(t, reference, generator.Options{}))
-	gpu := gpuContainer("nvidia.com/gpu", 8)
-	own := labels("kueue.x-k8s.io/queue-name", "training")
-	owned := pod(nil, gpu)
-	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "u", Controller: ptrTrue()}}
-	cron := &batchv1.CronJob{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
-		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "training"},
-		Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{
-			Spec: job(nil, gpu).Spec,
-		}},
-	}
-	cronOwn := cron.DeepCopy()
-	cronOwn.Spec.JobTemplate.Labels = own
-	deploy := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "training"},
-		Spec:       appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{gpu}}}},
-	}
-	tests := map[string]struct {
-		gvr  schema.GroupVersionResource
-		obj  runtime.Object
-		want []string // substrings of each refusal, in order; nil: admitted
-	}{
-		"GPU Job without a queue": {jobsGVR, job(nil, gpu), []string{"this Job requests GPUs in namespace training of team training (tenancy agreement gpu-pool): add the label kueue.x-k8s.io/queue-name: training"}},
-		"GPU Job naming another team's queue": {jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "research"), gpu),
-			[]string{"queue research is not this team's in namespace training of team training (tenancy agreement gpu-pool): set the label kueue.x-k8s.io/queue-name: training"}},
-		"GPU Job on its own queue": {jobsGVR, job(own, gpu), nil},
-		"an init container's GPUs count too": {jobsGVR, func() runtime.Object {
-			j := job(nil, cpuContainer())
-			j.Spec.Template.Spec.InitContainers = []corev1.Container{gpu}
-			return j
-		}(), []string{"add the label"}},
-		"CPU-only Job without a queue":           {jobsGVR, job(nil, cpuContainer()), nil},
-		"bare GPU Pod without a queue":           {podsGVR, pod(nil, gpu), []string{"this Pod requests GPUs"}},
-		"GPU Pod owned by a Job":                 {podsGVR, owned, nil},
-		"CPU Pod without a queue":                {podsGVR, pod(nil, cpuContainer()), nil},
-		"unknown priority":                       {jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu), []string{"priority urgent is not a priority of the agreement gpu-pool (critical, standard)"}},
-		"known priority":                         {jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "critical"), gpu), nil},
-		"GPU Deployment without a queue":         {deployGVR, deploy, []string{"this Deployment requests GPUs"}},
-		"GPU CronJob: the jobTemplate's labels":  {cronJobsGVR, cron, []string{"this CronJob requests GPUs"}},
-		"GPU CronJob with its jobTemplate queue": {cronJobsGVR, cronOwn, nil},
-		"JobSet without a queue": {jobSetsGVR, crd("jobset.x-k8s.io/v1alpha2", "JobSet", nil, map[string]any{
-			"replicatedJobs": []any{map[string]any{"name": "r", "template": map[string]any{"spec": map[string]any{"template": template("nvidia.com/gpu")}}}},
-		}), []string{"this JobSet requests GPUs"}},
-		"PyTorchJob without a queue": {pytorchGVR, crd("kubeflow.org/v1", "PyTorchJob", nil, map[string]any{
-			"pytorchReplicaSpecs": map[string]any{"Master": map[string]any{"template": template("nvidia.com/gpu")}},
-		}), []string{"this PyTorchJob requests GPUs"}},
-		"PyTorchJob on its queue": {pytorchGVR, crd("kubeflow.org/v1", "PyTorchJob", own, map[string]any{
-			"pytorchReplicaSpecs": map[string]any{"Master": map[string]any{"template": template("nvidia.com/gpu")}},
-		}), nil},
-		"RayJob with GPU workers": {rayJobsGVR, crd("ray.io/v1", "RayJob", nil, map[string]any{"rayClusterSpec": map[string]any{
-			"headGroupSpec":    map[string]any{"template": template("cpu")},
-			"workerGroupSpecs": []any{map[string]any{"template": template("nvidia.com/gpu")}},
-		}}), []string{"this RayJob requests GPUs"}},
-		"RayCluster with a CPU head only": {rayClusterGVR, crd("ray.io/v1", "RayCluster", nil, map[string]any{
-			"headGroupSpec": map[string]any{"template": template("cpu")},
-		}), nil},
-		"LeaderWorkerSet without a queue": {lwsGVR, crd("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", nil, map[string]any{
-			"leaderWorkerTemplate": map[string]any{"workerTemplate": template("nvidia.com/gpu")},
-		}), []string{"this LeaderWorkerSet requests GPUs"}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			wantRefusals(t, admit(t, ps, tc.gvr, tc.obj, "training", "training"), tc.want)
-		})
-	}
-}
-
-// TestKAIQueuePolicies: under KAI a GPU pod must use kai-scheduler, and the
-// queue label (on the pod or its top owner) must be its own team's.
-func TestKAIQueuePolicies(t *testing.T) {
-	ps := policies(t, renderAll(t, reference, generator.Options{Backend: generator.KAI}))
-	gpu := gpuContainer("nvidia.com/gpu", 8)
-	onKAI := func(p *corev1.Pod) *corev1.Pod { p.Spec.SchedulerName = "kai-scheduler"; return p }
-	own := labels("kai.scheduler/queue", "training")
-	owned := onKAI(pod(nil, gpu))
-	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "u", Controller: ptrTrue()}}
-	tests := map[string]struct {
-		gvr  schema.GroupVersionResource
-		obj  runtime.Object
-		want []string
-	}{
-		"GPU pod on the default scheduler":    {podsGVR, pod(own, gpu), []string{"set spec.schedulerName: kai-scheduler"}},
-		"GPU pod naming another team's queue": {podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu)), []string{"queue research is not this team's"}},
-		"bare GPU pod without a queue label":  {podsGVR, onKAI(pod(nil, gpu)), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU pod as the agreement wants":      {podsGVR, onKAI(pod(own, gpu)), nil},
-		"GPU pod owned by a Job, on KAI":      {podsGVR, owned, nil},
-		"CPU pod on the default scheduler":    {podsGVR, pod(nil, cpuContainer()), nil},
-		"GPU Job without a queue label":       {jobsGVR, job(nil, gpu), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU Job with its queue label":        {jobsGVR, job(own, gpu), nil},
-		"priorities are Kueue's labels only":  {jobsGVR, job(labels("kai.scheduler/queue", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu), nil},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			wantRefusals(t, admit(t, ps, tc.gvr, tc.obj, "training", "training"), tc.want)
-		})
-	}
-}
-
-func ptrTrue() *bool { b := true; return &b }
-
-// wantRefusals compares refusals with the substrings each must contain, in
-// order; nil wants none. The message is the feature here: it names the
-// team and what to set.
-func wantRefusals(t *testing.T, got, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("refusals = %q, want %d matching %q", got, len(want), want)
-	}
-	for i, w := range want {
-		if !strings.Contains(got[i], w) {
-			t.Errorf("refusal %d = %q, want it to contain %q", i, got[i], w)
-		}
-	}
-}
-
-// TestMIGCountsAsGPU: every GPU resource of the agreement is a GPU, MIG
-// slices included; a resource the agreement does not name is not.
-func TestMIGCountsAsGPU(t *testing.T) {
-	mig := `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 8
-[flavors.mig]
-resource = "nvidia.com/mig-1g.10gb"
-capacity = 56
-[teams.training.flavors.mig]
-guaranteed = 28
-`
-	ps := policies(t, renderAll(t, mig, generator.Options{}))
-	if got := admit(t, ps, podsGVR, pod(nil, gpuContainer("nvidia.com/mig-1g.10gb", 1)), "training", "training"); len(got) != 1 {
-		t.Errorf("a MIG pod without a queue: refusals %q, want one", got)
-	}
-	if got := admit(t, ps, podsGVR, pod(nil, gpuContainer("example.com/fpga", 1)), "training", "training"); len(got) != 0 {
-		t.Errorf("a pod asking for a resource the agreement does not name: refusals %q, want none", got)
-	}
-}
-
 // TestGuardrailsTuned: each part turns off with its key; default_queue adds
 // Kueue's default LocalQueue and lets the policies accept its name.
 func TestGuardrailsTuned(t *testing.T) {
@@ -401,9 +331,48 @@ func TestGuardrailsTuned(t *testing.T) {
 	if diff := cmp.Diff(on["LocalQueue"]*2, kinds(objs)["LocalQueue"]); diff != "" {
 		t.Errorf("LocalQueues with default_queue (-want,+got):\n%s", diff)
 	}
-	got := admit(t, policies(t, objs), jobsGVR, job(labels("kueue.x-k8s.io/queue-name", "default"), gpuContainer("nvidia.com/gpu", 1)), "training", "training")
+	r := renderGuard(t, reference+"[guardrails]\ndefault_queue = true\n", generator.Options{})
+	got := r.admit(t, request{gvr: jobsGVR, obj: job(labels("kueue.x-k8s.io/queue-name", "default"), gpuContainer("nvidia.com/gpu", 1))}, "training", "training")
 	if len(got) != 0 {
 		t.Errorf("a Job on the default LocalQueue is refused: %q", got)
+	}
+}
+
+// TestGPUQuota: with the queue policy on, the quota refuses no queued work:
+// it holds at 0 only what the team may never use (a GPU resource it has no
+// quota of, DRA GPU claims); without the policy it caps each GPU resource at
+// the team's most usable.
+func TestGPUQuota(t *testing.T) {
+	src := "version = 1\nname = \"gpu-pool\"\n[flavors.h100]\ncapacity = 32\n[flavors.mig]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 7\n" +
+		"[teams.training.flavors.h100]\nguaranteed = 16\nlendable = 8\nborrow = 8\n[teams.research.flavors.mig]\nguaranteed = 7\n"
+	hard := func(objs []generator.Object, ns string) map[string]string {
+		for _, o := range objs {
+			if o.Kind() == "ResourceQuota" && o.Name() == guard.GPUQuotaName && o.Namespace() == ns {
+				m, _, _ := unstructured.NestedStringMap(o.Fields, "spec", "hard")
+				return m
+			}
+		}
+		t.Fatalf("no GPU quota in %s", ns)
+		return nil
+	}
+	dra := map[string]string{"gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "0", "mig.nvidia.com.deviceclass.resource.k8s.io/devices": "0"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(dra)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	guarded := renderAll(t, src, generator.Options{})
+	if diff := cmp.Diff(with("requests.nvidia.com/mig-1g.10gb", "0"), hard(guarded, "training")); diff != "" {
+		t.Errorf("training, policy on (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(with("requests.nvidia.com/gpu", "0"), hard(guarded, "research")); diff != "" {
+		t.Errorf("research, which has no h100, policy on (-want,+got):\n%s", diff)
+	}
+	unguarded := renderAll(t, src+"[guardrails]\nqueue_admission = false\n", generator.Options{})
+	if diff := cmp.Diff(with("requests.nvidia.com/gpu", "24", "requests.nvidia.com/mig-1g.10gb", "0"), hard(unguarded, "training")); diff != "" {
+		t.Errorf("training, policy off (-want,+got):\n%s", diff)
 	}
 }
 
@@ -458,7 +427,8 @@ func TestConformsToKubernetes(t *testing.T) {
 					}
 					if rq, ok := into.(*corev1.ResourceQuota); ok {
 						for name := range rq.Spec.Hard {
-							if !strings.HasPrefix(string(name), "requests.") || !strings.Contains(string(name), "/") {
+							dra := strings.HasSuffix(string(name), ".deviceclass.resource.k8s.io/devices")
+							if !dra && (!strings.HasPrefix(string(name), "requests.") || !strings.Contains(string(name), "/")) {
 								t.Errorf("ResourceQuota %s/%s: %s is not requests of an extended resource", rq.Namespace, rq.Name, name)
 							}
 						}
@@ -507,5 +477,35 @@ func TestKAIRules(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, stops); diff != "" {
 		t.Errorf("stop policies (-want,+got):\n%s", diff)
+	}
+}
+
+// equalSpecs compares two policies but for the variables that carry the
+// agreement's data.
+func equalSpecs(a, b *admissionv1.ValidatingAdmissionPolicy) bool {
+	strip := func(p *admissionv1.ValidatingAdmissionPolicy) admissionv1.ValidatingAdmissionPolicySpec {
+		s := *p.Spec.DeepCopy()
+		s.Variables = slices.DeleteFunc(s.Variables, func(v admissionv1.Variable) bool {
+			return slices.Contains([]string{"pool", "gpus", "priorities", "queueNames", "trustedControllers"}, v.Name)
+		})
+		return s
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// wantRefusals compares refusals with the substrings each must contain, in
+// order; nil wants none. The message is the feature here: it names the
+// team and what to set.
+func wantRefusals(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("refusals = %q, want %d matching %q", got, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("refusal %d = %q, want it to contain %q", i, got[i], w)
+		}
 	}
 }

@@ -264,6 +264,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		// Type-checks ValidatingAdmissionPolicies against the matched
 		// kinds' schemas and reports it in their status.
 		"validatingadmissionpolicy-status-controller",
+		// The guardrails' checks: the built-in admin role (aggregated),
+		// and the controllers that make a Deployment's pods.
+		"clusterrole-aggregation-controller",
+		"deployment-controller",
+		"replicaset-controller",
 	}
 	var nodeFlags []string
 	if opts.Nodes {
@@ -284,7 +289,10 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		fmt.Sprintf("--secure-port=%d", kcmPort),
 		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
 		"--root-ca-file=" + pk.CACert,
-		"--use-service-account-credentials=false",
+		// As kubeadm runs it: each controller with its own service account
+		// (system:serviceaccount:kube-system:<name>-controller), whom the
+		// guardrails trust to make pods from a checked parent.
+		"--use-service-account-credentials=true",
 		"--v=1",
 	}, nodeFlags...), nil); err != nil {
 		return nil, err
