@@ -158,15 +158,6 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 	}
 }
 
-// ensureNamespace creates ns when it does not exist.
-func ensureNamespace(t *testing.T, ns string) {
-	t.Helper()
-	_, err := env.cp.Kube.CoreV1().Namespaces().Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create namespace %s: %v", ns, err)
-	}
-}
-
 // clearWorkloads deletes every Job, Deployment and Pod of the work
 // namespaces and waits until no pod is left, so KAI's queues start empty.
 func clearWorkloads(t *testing.T) {
@@ -316,26 +307,6 @@ func countPods(ctx context.Context, ns, prefix string) (count, error) {
 		}
 	}
 	return c, nil
-}
-
-// gpusBound sums the GPUs of res bound in ns.
-func gpusBound(ctx context.Context, ns string, res corev1.ResourceName) (int64, error) {
-	list, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
-			continue
-		}
-		for _, c := range p.Spec.Containers {
-			if q, ok := c.Resources.Limits[res]; ok {
-				n += q.Value()
-			}
-		}
-	}
-	return n, nil
 }
 
 // waitBound waits until exactly want pods of ns (name prefix) are bound,
