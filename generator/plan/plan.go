@@ -85,6 +85,9 @@ type Team struct {
 	// ReclaimOrigin and RetiringOrigin are those keys' values; zero when
 	// the team does not write them.
 	ReclaimOrigin, RetiringOrigin diag.Origin
+	// Windows are the team's lending windows, in the file's order; empty
+	// for most teams.
+	Windows []Window
 }
 
 // Quota is a team's share of one flavor.
