@@ -38,7 +38,8 @@ var layers = map[string][]string{
 	"render/namespaces": {"load", "agreement", "validate", "render/*"},
 	"synthetic":         {"load", "agreement", "validate", "plan", "render", "render/*"},
 	"validate":          {"render", "render/*", "load", "plan", "encode", "gpu"},
-	"windows":           {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback"},
+	"windows":           {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
+	"schedule":          {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 }
 
 // TestLayers keeps the pipeline's steps apart by their direct imports: a
