@@ -30,6 +30,9 @@ type Agreement struct {
 	Topology    *Topology // nil without [topology]
 	Guardrails  Guardrails
 	Monitoring  *Monitoring // nil without [monitoring]
+	// Source is the agreement's bytes, for the family that ships the
+	// agreement itself (the windows controller's ConfigMap).
+	Source []byte
 }
 
 // Flavor is one kind of GPU and how many of it the cluster has.

@@ -80,3 +80,18 @@ func (s State) IsOpen(team string, index int) bool {
 	}
 	return false
 }
+
+// Apply returns a copy of the plan whose teams have the state's quotas:
+// what a backend renders for the agreement at the state's instant. The
+// windows are kept, so the copy still says which teams have them.
+func Apply(p *plan.Agreement, s State) *plan.Agreement {
+	out := *p
+	out.Teams = make([]plan.Team, len(p.Teams))
+	for i, t := range p.Teams {
+		if q, ok := s.Quotas[t.Name]; ok {
+			t.Quotas = q
+		}
+		out.Teams[i] = t
+	}
+	return &out
+}
