@@ -248,9 +248,13 @@ func Overlap(a, b Spec) (time.Weekday, bool) {
 }
 
 // Describe writes the schedule for people: "20:00 to 06:00 Europe/Berlin
-// on Mon-Fri".
+// on Mon-Fri", "... every day".
 func (s Spec) Describe() string {
-	return fmt.Sprintf("%s to %s %s on %s", s.From, s.To, s.Zone, DescribeDays(s.Days))
+	days := DescribeDays(s.Days)
+	if len(s.Days) != 7 {
+		days = "on " + days
+	}
+	return fmt.Sprintf("%s to %s %s %s", s.From, s.To, s.Zone, days)
 }
 
 // DescribeDays writes a day list with runs collapsed: "Mon-Fri", "Sat, Sun",
