@@ -123,3 +123,28 @@ func TestWindowsKAI(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowBorrowInGPUQuota: the namespace's GPU ResourceQuota cannot
+// change by the hour, so it allows the window's larger borrow.
+func TestWindowBorrowInGPUQuota(t *testing.T) {
+	res, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: []byte(windowAgreement)}, generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range res.Objects {
+		if o.Kind() != "ResourceQuota" || o.Namespace() != "inference" {
+			continue
+		}
+		hard, _ := o.Fields["spec"].(map[string]any)["hard"].(map[string]any)
+		if v, ok := hard["requests.nvidia.com/gpu"]; ok {
+			found = true
+			if v != "10" {
+				t.Errorf("inference's GPU quota %v, want 10 (8 guaranteed + the window's borrow 2)", v)
+			}
+		}
+	}
+	if !found {
+		t.Error("no GPU ResourceQuota for inference")
+	}
+}
