@@ -157,16 +157,16 @@ Examples:
 
 // windowController applies the agreement's state at the clock's instant.
 type windowController struct {
-	e       *env
-	p       *plan.Agreement
-	opts    generator.Options
-	dyn     dynamic.Interface
-	clock   func() time.Time
-	resync  time.Duration
-	gvr     schema.GroupVersionResource
-	mu      sync.Mutex
-	open    map[string]bool // team/window → open at the last apply
-	applied bool
+	e        *env
+	p        *plan.Agreement
+	opts     generator.Options
+	dyn      dynamic.Interface
+	clock    func() time.Time
+	resync   time.Duration
+	gvr      schema.GroupVersionResource
+	mu       sync.Mutex
+	open     map[string]bool // team/window → open at the last apply
+	lastNext time.Time
 
 	registry  *prometheus.Registry
 	openGauge *prometheus.GaugeVec
@@ -253,6 +253,11 @@ func (c *windowController) reconcile(ctx context.Context) time.Time {
 	}
 	if !failed {
 		c.lastApply.SetToCurrentTime()
+	}
+	if !ws.NextEdge.Equal(c.lastNext) {
+		// Once per edge, not per resync.
+		fmt.Fprintf(c.e.stderr, "tenancy windows: applied %d queue(s) at %s (%d window(s) open); next edge %s\n", len(ws.Applies), now.Format(time.RFC3339), len(ws.Open), ws.NextEdge.Format(time.RFC3339))
+		c.lastNext = ws.NextEdge
 	}
 	return ws.NextEdge
 }
