@@ -110,7 +110,7 @@ func waitLendingLimit(t *testing.T, want int64) {
 
 // TestWindow: issue 21's proof in the real control plane with Kueue. The
 // controller (`tenancy windows`, built from the repository) runs with a
-// clock that starts 25 s before a window of 20:00-20:03 UTC:
+// clock that starts 25 s before a window of 20:00-20:01 UTC:
 //   - before the window research cannot borrow inference's GPUs;
 //   - at the opening edge it can, 6 of them;
 //   - restarted mid-window after the values were reverted (as a sync
@@ -137,7 +137,7 @@ func TestWindow(t *testing.T) {
 	useAgreement(t, "windows", objs)
 	agreement := filepath.Join(env.repoRoot, path)
 	opens := time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC)
-	closes := opens.Add(3 * time.Minute)
+	closes := opens.Add(time.Minute)
 	clock := fakeClock{realStart: time.Now(), fakeStart: opens.Add(-25 * time.Second)}
 	first := startWindows(t, t, agreement, "first", clock)
 	t.Cleanup(func() {
