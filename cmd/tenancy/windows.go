@@ -21,10 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -108,11 +105,6 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy windows: %v\n", err)
 		return exitFailure
 	}
-	leases, err := coordinationv1.NewForConfig(cfg)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tenancy windows: %v\n", err)
-		return exitFailure
-	}
 	if *identity == "" {
 		host, _ := os.Hostname()
 		*identity = host + "_" + strconv.Itoa(os.Getpid())
@@ -131,27 +123,14 @@ Examples:
 		go srv.Serve(ln)
 		defer srv.Close()
 	}
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: *lease, Namespace: *namespace},
-		Client:     leases,
-		LockConfig: resourcelock.ResourceLockConfig{Identity: *identity},
-	}
 	fmt.Fprintf(e.stderr, "tenancy windows: %s waits for the lease %s/%s\n", *identity, *namespace, *lease)
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
-		ReleaseOnCancel: true,
-		Name:            generator.WindowFieldManager,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				fmt.Fprintf(e.stderr, "tenancy windows: %s leads\n", *identity)
-				c.run(ctx)
-			},
-			OnStoppedLeading: func() { fmt.Fprintf(e.stderr, "tenancy windows: %s stopped leading\n", *identity) },
-		},
-	})
+	elector := newLeaseElector(dyn, *namespace, *lease, *identity)
+	elector.onStarted = func(ctx context.Context) {
+		fmt.Fprintf(e.stderr, "tenancy windows: %s leads\n", *identity)
+		c.run(ctx)
+	}
+	elector.onStopped = func() { fmt.Fprintf(e.stderr, "tenancy windows: %s stopped leading\n", *identity) }
+	elector.run(ctx)
 	return exitOK
 }
 
