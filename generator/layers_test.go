@@ -10,7 +10,7 @@ import (
 // families are the packages that keep render.Family's contract. None
 // imports another: what two families share is the plan's, the contract
 // package's (render) or the vocabulary's (gpu).
-var families = []string{"render/guard", "render/kai", "render/kueue", "render/monitor", "render/namespaces"}
+var families = []string{"render/guard", "render/kai", "render/kueue", "render/monitor", "render/namespaces", "render/windowctl"}
 
 // layers lists every package under generator/ with the packages of the
 // module it must not import directly. A package missing from it fails
@@ -36,8 +36,11 @@ var layers = map[string][]string{
 	"render/kueue":      {"load", "agreement", "validate", "render/*"},
 	"render/monitor":    {"load", "agreement", "validate", "render/*"},
 	"render/namespaces": {"load", "agreement", "validate", "render/*"},
+	"render/windowctl":  {"load", "agreement", "validate", "render/*"},
 	"synthetic":         {"load", "agreement", "validate", "plan", "render", "render/*"},
 	"validate":          {"render", "render/*", "load", "plan", "encode", "gpu"},
+	"windows":           {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
+	"schedule":          {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 }
 
 // TestLayers keeps the pipeline's steps apart by their direct imports: a

@@ -17,6 +17,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
 	"github.com/tenancy-dev/tenancy/generator/render/monitor"
 	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
+	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
 	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
@@ -34,9 +35,9 @@ const defaultName = "tenancy.toml"
 func families(opts Options) []render.Family {
 	switch opts.Backend {
 	case KAI:
-		return []render.Family{kai.Renderer{}, namespaces.Family{QueueLabel: kai.QueueLabel}, guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}}
+		return []render.Family{kai.Renderer{}, namespaces.Family{QueueLabel: kai.QueueLabel}, guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}, windowctl.Renderer{Backend: gpu.KAI}}
 	default:
-		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespaces.Family{}, guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}}
+		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespaces.Family{}, guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}, windowctl.Renderer{Backend: gpu.Kueue, KueueAPI: opts.KueueAPI}}
 	}
 }
 
@@ -75,6 +76,7 @@ func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, 
 	// everything; a field that failed to decode is simply Invalid.
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
+	p.Source = src.Data
 	for _, f := range fams {
 		diags = append(diags, f.Check(p)...)
 	}

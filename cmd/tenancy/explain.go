@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
@@ -30,7 +31,9 @@ is 1, the problems are on stderr and nothing is written to stdout.
 
 Examples:
   tenancy explain                                  # ./tenancy.toml
-  git show main:tenancy.toml | tenancy explain -   # the agreement on main`)
+  git show main:tenancy.toml | tenancy explain -   # the agreement on main
+  tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant`)
+	atFlag := fs.String("at", "", "the instant lending windows are shown at, RFC 3339 (default now)")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -39,13 +42,22 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
+	at := time.Now()
+	if *atFlag != "" {
+		t, err := time.Parse(time.RFC3339, *atFlag)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tenancy explain: --at: %v\n", err)
+			return exitUsage
+		}
+		at = t
+	}
 	p, warnings, code := checkFile(e, path, generator.Options{})
 	if p == nil {
 		return code
 	}
 	// Built whole, then written once: an error never leaves half a table.
 	var out bytes.Buffer
-	writeExplanation(&out, agreementName(path), p, warnings)
+	writeExplanation(&out, agreementName(path), p, warnings, at)
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy explain: write output: %v\n", err)
 		return exitFailure
@@ -55,11 +67,12 @@ Examples:
 
 // writeExplanation writes the plan as text. It reads the plan only, never
 // the TOML, so what it says is what the backends render.
-func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic) {
+func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic, at time.Time) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
 	explainTeams(w, p)
 	explainDepartments(w, p)
+	explainWindows(w, p, at)
 	for _, f := range p.Flavors {
 		explainQuotas(w, p, f)
 	}

@@ -52,6 +52,7 @@ func init() {
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
 		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate)", runArgoCD},
 		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
+		{"windows", "run the lending-windows controller (applies each window's limits at its edges)", runWindows},
 	}
 }
 

@@ -147,6 +147,8 @@ type Team struct {
 	// resolved: what the agreement states, computed once by Decode.
 	// Unknown flavors are left out (validate reports them).
 	ByFlavor map[string]*Quota
+	// Windows are the team's [[teams.NAME.windows]], in document order.
+	Windows []*Window
 }
 
 // Quota is a team's guaranteed, lendable and borrow for one flavor.

@@ -18,7 +18,7 @@ var (
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
-	teamKeys       = append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors"}, quotaKeys...)
+	teamKeys       = append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...)
 	topologyKeys   = []string{"levels"}
 )
 
@@ -245,6 +245,7 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 	team.Retiring = d.bool(t.Get("retiring"), path.Child("retiring"))
 
 	team.Shorthand, team.Flavors = d.quotas(v, path)
+	team.Windows = d.windows(t.Get("windows"), path.Child("windows"))
 	return team
 }
 

@@ -21,6 +21,7 @@ func defaults(a *Agreement) {
 			t.Namespaces = []Str{{Value: t.Name, State: Defaulted, Pos: t.Pos, Path: t.Path}}
 		}
 		t.ByFlavor = byFlavor(a, t.Shorthand, t.Flavors)
+		defaultWindows(a, t)
 	}
 	for _, d := range a.Departments {
 		d.ByFlavor = byFlavor(a, d.Shorthand, d.Flavors)

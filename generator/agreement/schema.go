@@ -13,22 +13,25 @@ var Schema []byte
 
 // TableKeys returns the keys each table of the format accepts, by table:
 // "root", "flavor", "toleration", "team", "department", "quota", "topology",
-// "priority" (a priority written as a table), "guardrail" and "monitoring";
+// "priority" (a priority written as a table), "guardrail", "monitoring",
+// "window" and "windowQuota";
 // each is the list NAMEKeys the decoder checks the table's keys against. It
 // exists so a test can hold Schema to the keys the decoder actually reads
 // (and a test of the source, to every list the decoder checks against).
 func TableKeys() map[string][]string {
 	clone := func(keys []string) []string { return append([]string(nil), keys...) }
 	return map[string][]string{
-		"root":       clone(rootKeys),
-		"flavor":     clone(flavorKeys),
-		"toleration": clone(tolerationKeys),
-		"team":       clone(teamKeys),
-		"department": clone(departmentKeys),
-		"quota":      clone(quotaKeys),
-		"topology":   clone(topologyKeys),
-		"priority":   clone(priorityKeys),
-		"guardrail":  clone(guardrailKeys),
-		"monitoring": clone(monitoringKeys),
+		"root":        clone(rootKeys),
+		"flavor":      clone(flavorKeys),
+		"toleration":  clone(tolerationKeys),
+		"team":        clone(teamKeys),
+		"department":  clone(departmentKeys),
+		"quota":       clone(quotaKeys),
+		"topology":    clone(topologyKeys),
+		"priority":    clone(priorityKeys),
+		"guardrail":   clone(guardrailKeys),
+		"monitoring":  clone(monitoringKeys),
+		"window":      clone(windowKeys),
+		"windowQuota": clone(windowQuotaKeys),
 	}
 }

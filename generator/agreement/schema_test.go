@@ -122,16 +122,18 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 	flavor := onlyPattern(t, root, child(t, root, root, "properties", "flavors"))
 	team := onlyPattern(t, root, child(t, root, root, "properties", "teams"))
 	tables := map[string]map[string]any{
-		"root":       root,
-		"flavor":     flavor,
-		"toleration": child(t, root, flavor, "properties", "tolerations", "items"),
-		"team":       team,
-		"department": onlyPattern(t, root, child(t, root, root, "properties", "departments")),
-		"quota":      onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
-		"topology":   child(t, root, root, "properties", "topology"),
-		"priority":   child(t, root, root, "definitions", "priorityTable"),
-		"guardrail":  child(t, root, root, "properties", "guardrails"),
-		"monitoring": child(t, root, root, "properties", "monitoring"),
+		"root":        root,
+		"flavor":      flavor,
+		"toleration":  child(t, root, flavor, "properties", "tolerations", "items"),
+		"team":        team,
+		"department":  onlyPattern(t, root, child(t, root, root, "properties", "departments")),
+		"quota":       onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
+		"topology":    child(t, root, root, "properties", "topology"),
+		"priority":    child(t, root, root, "definitions", "priorityTable"),
+		"guardrail":   child(t, root, root, "properties", "guardrails"),
+		"monitoring":  child(t, root, root, "properties", "monitoring"),
+		"window":      child(t, root, team, "properties", "windows", "items"),
+		"windowQuota": onlyPattern(t, root, child(t, root, team, "properties", "windows", "items", "properties", "flavors")),
 	}
 	decoder := agreement.TableKeys()
 	var names []string

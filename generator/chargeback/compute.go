@@ -225,7 +225,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 				r.Borrowed += b * hours
 				r.Idle += idle * hours
 				borrowed += b
-				l := math.Min(idle, float64(t.Quotas[f.Name].Lendable))
+				l := math.Min(idle, m.lendable(t, f.Name, from.Add(time.Duration(i)*step)))
 				il[t.Name] = l
 				idleLendable += l
 			}

@@ -11,6 +11,7 @@ package chargeback
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -31,6 +32,9 @@ type Model struct {
 	// Departments names the agreement's departments, sorted; on Kueue each
 	// is the Cohort its teams' ClusterQueues are in.
 	Departments []string
+	// at is the model at an instant, for agreements with lending windows
+	// (nil without, or outside every window); see lendable.
+	at func(time.Time) *Model
 }
 
 // Flavor is a flavor as the backend's metrics see it: on KAI with several
@@ -123,6 +127,9 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 			f.Unassigned -= t.Quotas[f.Name].Guaranteed
 		}
 		f.Unassigned = max(f.Unassigned, 0)
+	}
+	if p.HasWindows() {
+		m.at = windowModels(p, b)
 	}
 	return m, nil
 }

@@ -54,6 +54,12 @@ func Markdown(r *Report, limit int) []byte {
 			add("- %s\n", cell(l))
 		}
 	}
+	if len(r.Summary.Windows) > 0 {
+		add("\n#### Lending windows\n\n")
+		for _, l := range r.Summary.Windows {
+			add("- %s\n", cell(l))
+		}
+	}
 	if len(r.Summary.Priorities) > 0 {
 		add("\n#### Priorities\n\n| | Priority | Value | Preemptible | May borrow (Kueue) | May borrow (KAI) | KAI PriorityClass |\n|:-:|---|--:|---|---|---|--:|\n")
 		for _, rw := range priorityRows(r.Summary) {

@@ -67,6 +67,9 @@ type Summary struct {
 	Departments []DepartmentChange `json:"departments,omitempty"`
 	// Moves lists the teams whose department changes.
 	Moves []Move `json:"moves,omitempty"`
+	// Windows says in words which lending windows are added and removed;
+	// absent when none changes.
+	Windows []string `json:"windows,omitempty"`
 	// Priorities lists every priority, and which backends let its work
 	// borrow, when any priority changes; it is empty otherwise.
 	Priorities []PriorityChange `json:"priorities,omitempty"`
@@ -187,7 +190,7 @@ func (s Summary) changed() bool {
 			return true
 		}
 	}
-	return len(s.Priorities) > 0 || len(s.Moves) > 0
+	return len(s.Priorities) > 0 || len(s.Moves) > 0 || len(s.Windows) > 0
 }
 
 func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {
@@ -202,6 +205,7 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 	s.Teams = compareTeams(old, new)
 	s.Departments = compareDepartments(old, new)
 	s.Moves = moves(old, new)
+	s.Windows = compareWindows(old, new)
 	s.Priorities = comparePriorities(old, new)
 	for _, t := range s.Teams {
 		for _, q := range t.Quotas {

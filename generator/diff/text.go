@@ -43,6 +43,13 @@ func Text(r *Report, color bool) []byte {
 			p.line("", "  "+l)
 		}
 	}
+	if len(r.Summary.Windows) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Lending windows")
+		for _, l := range r.Summary.Windows {
+			p.line("", "  "+l)
+		}
+	}
 	if len(r.Summary.Priorities) > 0 {
 		p.line("", "")
 		p.line(sgrBold, "Priorities")

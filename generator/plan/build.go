@@ -76,6 +76,7 @@ func Build(a *agreement.Agreement) *Agreement {
 			pt.Department = t.Department.Value
 		}
 		pt.Quotas = quotas(out.Flavors, t.ByFlavor)
+		pt.Windows = buildWindows(t, pt.Quotas)
 		out.Teams = append(out.Teams, pt)
 	}
 	sort.Slice(out.Teams, func(i, j int) bool { return out.Teams[i].Name < out.Teams[j].Name })

@@ -30,6 +30,9 @@ type Agreement struct {
 	Topology    *Topology // nil without [topology]
 	Guardrails  Guardrails
 	Monitoring  *Monitoring // nil without [monitoring]
+	// Source is the agreement's bytes, for the family that ships the
+	// agreement itself (the windows controller's ConfigMap).
+	Source []byte
 }
 
 // Flavor is one kind of GPU and how many of it the cluster has.
@@ -85,6 +88,9 @@ type Team struct {
 	// ReclaimOrigin and RetiringOrigin are those keys' values; zero when
 	// the team does not write them.
 	ReclaimOrigin, RetiringOrigin diag.Origin
+	// Windows are the team's lending windows, in the file's order; empty
+	// for most teams.
+	Windows []Window
 }
 
 // Quota is a team's share of one flavor.

@@ -41,6 +41,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.priorities()
 	v.teams()
 	v.departments()
+	v.windows()
 	v.topology()
 	v.guardrails()
 	v.monitoring()
@@ -389,9 +390,9 @@ func (v *validator) borrowing() {
 		within := map[*agreement.Department]int64{}
 		for _, t := range v.a.Teams {
 			if d := v.departmentOf(t); d != nil {
-				within[d] = addCapped(within[d], lend(t.ByFlavor[f.Name]))
+				within[d] = addCapped(within[d], v.lendAtMost(t, f.Name))
 			} else {
-				poolLendable = addCapped(poolLendable, lend(t.ByFlavor[f.Name]))
+				poolLendable = addCapped(poolLendable, v.lendAtMost(t, f.Name))
 			}
 		}
 		for _, d := range v.a.Departments {
@@ -404,14 +405,14 @@ func (v *validator) borrowing() {
 			}
 			d := v.departmentOf(t)
 			if d == nil {
-				others := poolLendable - lend(q)
+				others := poolLendable - v.lendAtMost(t, f.Name)
 				if q.Borrow.Value > others {
 					v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s the other teams can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, others)
 				}
 				continue
 			}
 			dq := d.ByFlavor[f.Name]
-			others := addCapped(within[d]-lend(q), v.surplus(d, f.Name))
+			others := addCapped(within[d]-v.lendAtMost(t, f.Name), v.surplus(d, f.Name))
 			others = addCapped(others, min(borrowOf(dq), poolLendable-lend(dq)))
 			if q.Borrow.Value > others {
 				v.warnf(field.ErrorTypeInvalid, q.Borrow.Pos, q.Borrow.Path, "borrow (%d) exceeds the %d GPUs of flavor %s that department %s's surplus, its other teams and (within the department's borrow) the rest of the pool can lend: at most %d can ever be borrowed", q.Borrow.Value, others, f.Name, d.Name, others)

@@ -102,9 +102,16 @@ func gpuResources(p *plan.Agreement) []string {
 }
 
 // mostUsable returns what a team may ever use of a resource: guaranteed plus
-// borrow, summed over the flavors that count it.
+// borrow, summed over the flavors that count it; inside a lending window
+// with a larger borrow, the window's (the quota cannot change by the hour).
 func mostUsable(p *plan.Agreement, t plan.Team, res string) int64 {
-	return gpu.TeamSum(p, &t, gpu.Raw, gpu.Resource(res)).MostUsable()
+	most := gpu.TeamSum(p, &t, gpu.Raw, gpu.Resource(res)).MostUsable()
+	for _, w := range t.Windows {
+		in := t
+		in.Quotas = w.Quotas
+		most = max(most, gpu.TeamSum(p, &in, gpu.Raw, gpu.Resource(res)).MostUsable())
+	}
+	return most
 }
 
 // DRADeviceClasses are the device classes of NVIDIA's DRA driver. The

@@ -1,0 +1,84 @@
+package generator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/render/kai"
+	"github.com/tenancy-dev/tenancy/generator/render/kueue"
+	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
+	"github.com/tenancy-dev/tenancy/generator/schedule"
+)
+
+// WindowFieldManager is the field manager the windows controller applies
+// under; Argo CD's ignoreDifferences names it (managedFieldsManagers).
+const WindowFieldManager = windowctl.FieldManager
+
+// WindowApply is what the windows controller applies to one queue at an
+// instant: a server-side apply patch holding only the fields it owns.
+type WindowApply struct {
+	Team  string
+	Patch map[string]any // apiVersion, kind, metadata.name and the owned fields
+}
+
+// WindowState is the agreement at an instant (schedule.State) and the
+// patches that make the cluster's queues match it.
+type WindowState struct {
+	schedule.State
+	Applies []WindowApply
+}
+
+// Windows computes, from a checked plan and an instant alone, the queues'
+// owned fields for the teams that have windows: the backend renders the
+// plan with the quotas in effect at t, and the owned fields are taken from
+// its objects, so they are exactly what render writes outside every window.
+// Kueue: the ClusterQueue's spec.resourceGroups (an atomic list, so the
+// whole list; its lending and borrowing limits are what change). KAI: the
+// team Queue's spec.resources.gpu.limit (guaranteed + borrow).
+func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error) {
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	s, err := schedule.At(p, at)
+	if err != nil {
+		return nil, err
+	}
+	var fam render.Family = kueue.Renderer{APIVersion: opts.KueueAPI}
+	if opts.Backend == KAI {
+		fam = kai.Renderer{}
+	}
+	objs, diags := fam.Render(schedule.Apply(p, s))
+	if errs := diags.Errors(); len(errs) > 0 {
+		return nil, &AgreementError{Diagnostics: errs}
+	}
+	out := &WindowState{State: s}
+	for _, team := range windowctl.Queues(p) {
+		var found *render.Object
+		for i := range objs {
+			if objs[i].Name() == team && (objs[i].Kind() == "ClusterQueue" || objs[i].Kind() == "Queue") {
+				found = &objs[i]
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("windows: the %s backend renders no queue for team %s", opts.Backend, team)
+		}
+		spec, _ := found.Fields["spec"].(map[string]any)
+		patch := map[string]any{
+			"apiVersion": found.APIVersion(),
+			"kind":       found.Kind(),
+			"metadata":   map[string]any{"name": team},
+		}
+		if opts.Backend == KAI {
+			res, _ := spec["resources"].(map[string]any)
+			g, _ := res["gpu"].(map[string]any)
+			patch["spec"] = map[string]any{"resources": map[string]any{"gpu": map[string]any{"limit": g["limit"]}}}
+		} else {
+			patch["spec"] = map[string]any{"resourceGroups": spec["resourceGroups"]}
+		}
+		out.Applies = append(out.Applies, WindowApply{Team: team, Patch: patch})
+	}
+	return out, nil
+}
