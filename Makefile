@@ -73,8 +73,12 @@ test-argocd: skipreport
 	cd test/argocd/v2 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 	cd test/argocd/v3 && $(SKIPREPORT) $(GO) test -json -count=1 ./...
 
+# e2e runs two test binaries at a time (-p 2): the KAI suite has a control
+# plane of its own and shares nothing with the Kueue one, so it runs beside
+# the control-plane package and the warm suite stays near its 10-minute
+# budget; go test still prints each package's output whole, in order.
 e2e:
-	cd test/e2e && $(GO) test -v -count=1 -p 1 -timeout 75m . ./monitoring/ ./kai/
+	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m . ./monitoring/ ./kai/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a
