@@ -53,7 +53,7 @@ var (
 		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}}
 	// workNamespaces are every namespace a check runs work in.
-	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", outside}
+	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", "genomics", "physics", "music", "platform", outside}
 )
 
 func ctxFor(t *testing.T) context.Context {
