@@ -13,9 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // KAIOptions says what the KAI control plane runs.
@@ -80,76 +77,8 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 	port := func() int { p := ports[next]; next++; return p }
 	etcdClient, etcdPeer, apiPort, kcmPort, kwokPort := port(), port(), port(), port(), port()
 
-	pk, err := writePKI(filepath.Join(opts.Dir, "pki"))
+	pk, err := cp.startAPIServer(ctx, base, etcdClient, etcdPeer, apiPort)
 	if err != nil {
-		return nil, fmt.Errorf("write certificates: %w", err)
-	}
-	etcdURL := "http://" + hostPort(etcdClient)
-	peerURL := "http://" + hostPort(etcdPeer)
-	if err := cp.start(base, "etcd", []string{
-		"--name=e2e",
-		"--data-dir=" + filepath.Join(opts.Dir, "etcd"),
-		"--listen-client-urls=" + etcdURL,
-		"--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=e2e=" + peerURL,
-		"--unsafe-no-fsync=true",
-		"--log-level=warn",
-	}, nil); err != nil {
-		return nil, err
-	}
-	if err := cp.waitHTTP(ctx, "etcd", etcdURL+"/health", nil, 30*time.Second); err != nil {
-		return nil, err
-	}
-	if err := cp.start(base, "kube-apiserver", []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", apiPort),
-		"--cert-dir=" + filepath.Join(opts.Dir, "apiserver-certs"),
-		"--tls-cert-file=" + pk.ServingCert,
-		"--tls-private-key-file=" + pk.ServingKey,
-		"--client-ca-file=" + pk.CACert,
-		"--service-account-key-file=" + pk.SAPub,
-		"--service-account-signing-key-file=" + pk.SAKey,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.96.0.0/16",
-		"--endpoint-reconciler-type=none",
-		"--authorization-mode=RBAC",
-		"--allow-privileged=true",
-		"--enable-priority-and-fairness=false",
-		"--profiling=false",
-		"--v=1",
-	}, nil); err != nil {
-		return nil, err
-	}
-	cp.Config = &rest.Config{
-		Host: "https://" + hostPort(apiPort),
-		TLSClientConfig: rest.TLSClientConfig{
-			CAData: pk.caPEM, CertData: pk.adminCertPEM, KeyData: pk.adminKeyPEM,
-		},
-		QPS:            -1,
-		WarningHandler: rest.NoWarnings{},
-	}
-	apiTLS, err := tlsConfig(pk)
-	if err != nil {
-		return nil, err
-	}
-	if err := cp.waitHTTP(ctx, "kube-apiserver", cp.Config.Host+"/readyz", apiTLS, 60*time.Second); err != nil {
-		return nil, err
-	}
-	cp.Kubeconfig = filepath.Join(opts.Dir, "admin.kubeconfig")
-	if err := os.WriteFile(cp.Kubeconfig, kubeconfig(cp.Config.Host, pk), 0o600); err != nil {
-		return nil, err
-	}
-	if cp.Kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
-		return nil, err
-	}
-	if cp.Dynamic, err = dynamic.NewForConfig(cp.Config); err != nil {
-		return nil, err
-	}
-	if cp.Applier, err = NewApplier(cp.Config, "tenancy-e2e"); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(logw, "kai: kube-apiserver ready at %s after %s\n", cp.Config.Host, time.Since(began).Round(time.Millisecond))
