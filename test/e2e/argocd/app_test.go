@@ -29,7 +29,11 @@ var appGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha
 
 // application is the Application docs/argocd.md tells users to write:
 // the tenancy plugin, the in-cluster destination, automated sync with
-// prune and self-heal, allowEmpty unset.
+// prune and self-heal, allowEmpty unset, and what "Lending windows: let the
+// controller own its fields" adds for agreements with windows. Every check
+// runs with the latter, windows or not: the docs give it as an addition to
+// the one Application, so it must change nothing for an agreement without
+// windows, and the checks before TestWindowSync prove that.
 func application(repoURL string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1",
@@ -44,8 +48,13 @@ func application(repoURL string) *unstructured.Unstructured {
 				"plugin":         map[string]any{"name": "tenancy"},
 			},
 			"destination": map[string]any{"server": "https://kubernetes.default.svc"},
+			"ignoreDifferences": []any{
+				map[string]any{"group": "kueue.x-k8s.io", "kind": "ClusterQueue", "managedFieldsManagers": []any{windowManager}},
+				map[string]any{"group": "scheduling.run.ai", "kind": "Queue", "managedFieldsManagers": []any{windowManager}},
+			},
 			"syncPolicy": map[string]any{
-				"automated": map[string]any{"prune": true, "selfHeal": true},
+				"automated":   map[string]any{"prune": true, "selfHeal": true},
+				"syncOptions": []any{respectIgnoreDifferences},
 			},
 		},
 	}}
@@ -66,11 +75,24 @@ type appStatus struct {
 		Message string `json:"message"`
 	} `json:"conditions"`
 	OperationState *struct {
-		Phase      string `json:"phase"`
-		Message    string `json:"message"`
-		StartedAt  string `json:"startedAt"`
+		Phase     string `json:"phase"`
+		Message   string `json:"message"`
+		StartedAt string `json:"startedAt"`
+		Operation struct {
+			InitiatedBy struct {
+				Username  string `json:"username"`
+				Automated bool   `json:"automated"`
+			} `json:"initiatedBy"`
+		} `json:"operation"`
 		SyncResult *struct {
-			Revision string `json:"revision"`
+			Revision  string `json:"revision"`
+			Resources []struct {
+				Group   string `json:"group"`
+				Kind    string `json:"kind"`
+				Name    string `json:"name"`
+				Status  string `json:"status"`
+				Message string `json:"message"`
+			} `json:"resources"`
 		} `json:"syncResult"`
 	} `json:"operationState"`
 	Resources []appResource `json:"resources"`

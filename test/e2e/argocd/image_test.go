@@ -36,6 +36,7 @@ func installPluginImage(ctx context.Context, dir, binDir string) error {
 	if err := unpackOCI(filepath.Join(out, "tenancy-argocd.oci.tar"), rootfs); err != nil {
 		return fmt.Errorf("unpack the plugin image: %w", err)
 	}
+	env.tenancy = filepath.Join(rootfs, "usr", "local", "bin", "tenancy")
 	wrap := exec.CommandContext(ctx, "go", "build",
 		"-ldflags", "-X main.rootfs="+rootfs+" -X main.user="+pluginImageUser,
 		"-o", filepath.Join(binDir, "tenancy"), "./argocd/imagewrap")

@@ -221,6 +221,185 @@ func TestNothingRendered(t *testing.T) {
 	}
 }
 
+// TestWindowSync: issue 21's proof in the Argo CD loop. A commit gives
+// inference a lending window; the Application carries the ignoreDifferences
+// (managedFieldsManagers: [tenancy-windows]) and RespectIgnoreDifferences
+// docs/argocd.md tells users to add (application()). With the window open,
+// the real controller (`tenancy windows`, the plugin image's binary, out of
+// cluster) applies lendingLimit 6 to inference's ClusterQueue; then
+//   - normal and hard refreshes show the Application and the queue Synced,
+//     and self-heal starts no sync;
+//   - a sync at the same revision (as `argocd app sync`) and the automated
+//     sync of a new commit both succeed and apply the queue, and leave its
+//     spec untouched (lendingLimit 6, generation unchanged, still owned by
+//     tenancy-windows), the Application Synced;
+//   - the inverses: without the ignoreDifferences, the Application shows
+//     the queue OutOfSync and self-heal writes the rendered 0 back; with
+//     them but a sync without RespectIgnoreDifferences, the sync writes
+//     the rendered 0 back. So the Synced above is the ignoreDifferences',
+//     and the syncs did write the queue and kept the value by the option.
+func TestWindowSync(t *testing.T) {
+	begin(t)
+	syncReference(t)
+	ctx := ctxFor(t)
+	// Registered before the controller's cleanup, so it runs after the
+	// controller is stopped.
+	t.Cleanup(func() { restoreReference(t) })
+
+	agreement := windowAgreement(t)
+	sha := commitAgreement(t, "inference lends 6 in the daytime", agreement)
+	s := waitApp(t, "synced with the windows controller's objects", 2*time.Minute, func(s *appStatus) bool {
+		return s.Sync.Status == "Synced" && s.Sync.Revision == sha && sha == syncedRevision(s) && len(resourcesOf(s, "Deployment")) == 1
+	})
+	// No kubelet runs the rendered Deployment's pods: its health, and so
+	// the Application's, stays Progressing, which is not what this checks.
+	t.Logf("with the controller's objects: %s", s.summary())
+	if q := inferenceQueue(ctx, t); q.lendingLimit != 0 || q.windowOwns {
+		t.Fatalf("inference's ClusterQueue before the controller runs: %s; want the rendered lendingLimit 0 (outside every window)", q)
+	}
+	lastSync := s.OperationState.StartedAt
+
+	w := startWindowsController(t, agreement, windowStart, "e2e")
+	var applied queueState
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		applied = inferenceQueue(ctx, t)
+		return applied.lendingLimit == 6 && applied.windowOwns, nil
+	})
+	if err != nil {
+		t.Fatalf("the controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.log())
+	}
+	// keeps asserts the window's value is live exactly as the controller
+	// applied it, and the Application Synced with it.
+	keeps := func(t *testing.T, what string) {
+		t.Helper()
+		s := refresh(t, "normal")
+		if s.Sync.Status != "Synced" || !syncedQueue(s) {
+			t.Errorf("%s: want the Application and inference's ClusterQueue Synced: %s", what, s.summary())
+		}
+		if q := inferenceQueue(ctx, t); q.lendingLimit != 6 || !q.windowOwns || q.generation != applied.generation {
+			t.Errorf("%s: inference's ClusterQueue %s; want it as the controller applied it: %s", what, q, applied)
+		}
+	}
+
+	t.Run("refreshes-show-synced", func(t *testing.T) {
+		for _, kind := range []string{"normal", "hard"} {
+			s := refresh(t, kind)
+			if s.Sync.Status != "Synced" || !syncedQueue(s) {
+				t.Errorf("%s refresh: want the Application and inference's ClusterQueue Synced: %s", kind, s.summary())
+			}
+		}
+		// Self-heal acts a second after a comparison finds a difference
+		// (--self-heal-timeout-seconds 1); 3 s is long past it.
+		time.Sleep(3 * time.Second)
+		_, s, err := getApp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.OperationState == nil || s.OperationState.StartedAt != lastSync {
+			t.Errorf("a sync started after the controller's apply (self-heal saw a difference): %s", s.summary())
+		}
+		keeps(t, "after the refreshes")
+	})
+
+	revision := sha
+	for _, c := range []struct {
+		name string
+		sync func(t *testing.T) *appStatus
+	}{
+		{"argocd-app-sync", func(t *testing.T) *appStatus {
+			// The API server gives the operation the Application's sync
+			// options when the request names none.
+			return syncNow(t, revision, "e2e-sync-in-window", []string{respectIgnoreDifferences})
+		}},
+		{"automated-sync-of-a-commit", func(t *testing.T) *appStatus {
+			// A comment changes the controller's ConfigMap and its pod
+			// template's checksum, so the commit needs a sync.
+			revision = commitAgreement(t, "a commit during the window", []byte(string(agreement)+"# Reviewed during the window.\n"))
+			return waitApp(t, "the automated sync of the commit", 2*time.Minute, func(s *appStatus) bool {
+				return s.Sync.Status == "Synced" && s.Sync.Revision == revision && syncedRevision(s) == revision && s.OperationState.Operation.InitiatedBy.Automated
+			})
+		}},
+	} {
+		t.Run(c.name+"-keeps-the-window", func(t *testing.T) {
+			s := c.sync(t)
+			msg, ok := appliedQueue(s)
+			if !ok {
+				t.Errorf("the sync did not apply inference's ClusterQueue: %s", s.summary())
+			}
+			t.Logf("the sync applied inference's ClusterQueue: %q", msg)
+			// Anything the sync set off (self-heal) has had its chance.
+			time.Sleep(3 * time.Second)
+			keeps(t, "after the sync")
+		})
+	}
+
+	// The inverses: each addition is what keeps the window's value. The
+	// controller applies once per hour (startWindowsController), so what a
+	// sync writes stays.
+	t.Run("without-ignoreDifferences-OutOfSync-and-self-heal-reverts", func(t *testing.T) {
+		_, before, err := getApp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setIgnoreDifferences(t, false)
+		t.Cleanup(func() { setIgnoreDifferences(t, true) })
+		if s := refresh(t, "normal"); s.Sync.Status != "OutOfSync" || syncedQueue(s) {
+			t.Errorf("without ignoreDifferences: want the Application and inference's ClusterQueue OutOfSync: %s", s.summary())
+		}
+		waitApp(t, "self-heal", time.Minute, func(s *appStatus) bool {
+			return s.Sync.Status == "Synced" && syncedRevision(s) == revision && s.OperationState.StartedAt != before.OperationState.StartedAt && s.OperationState.Operation.InitiatedBy.Automated
+		})
+		if q := inferenceQueue(ctx, t); q.lendingLimit != 0 || q.windowOwns {
+			t.Errorf("after self-heal without ignoreDifferences: inference's ClusterQueue %s; want the rendered lendingLimit 0", q)
+		}
+	})
+
+	t.Run("without-RespectIgnoreDifferences-a-sync-reverts", func(t *testing.T) {
+		w.stop()
+		w = startWindowsController(t, agreement, windowStart, "e2e-again")
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			applied = inferenceQueue(ctx, t)
+			return applied.lendingLimit == 6 && applied.windowOwns, nil
+		})
+		if err != nil {
+			t.Fatalf("the restarted controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.log())
+		}
+		keeps(t, "after the restart")
+		// As `argocd app sync` of an Application without the option, or
+		// one naming other options.
+		syncNow(t, revision, "e2e-sync-without-respect", nil)
+		if q := inferenceQueue(ctx, t); q.lendingLimit != 0 || q.windowOwns {
+			t.Errorf("after a sync without %s: inference's ClusterQueue %s; want the rendered lendingLimit 0 written over the window's", respectIgnoreDifferences, q)
+		}
+	})
+}
+
+// syncedRevision is the revision the last sync applied when it succeeded
+// and nothing runs, else "".
+func syncedRevision(s *appStatus) string {
+	o := s.OperationState
+	if o == nil || o.Phase != "Succeeded" || o.SyncResult == nil {
+		return ""
+	}
+	return o.SyncResult.Revision
+}
+
+// restoreReference puts the reference agreement back after
+// TestWindowSync, pruning the controller's objects. If the controller's
+// value is still in inference's ClusterQueue (the check failed before its
+// last step), a sync without RespectIgnoreDifferences writes the rendered
+// one, as that step does: with RespectIgnoreDifferences no sync ever would.
+func restoreReference(t *testing.T) {
+	t.Helper()
+	sha := syncReference(t)
+	if q := inferenceQueue(ctxFor(t), t); q.lendingLimit != 0 || q.windowOwns {
+		syncNow(t, sha, "e2e-restore-reference", nil)
+		if q := inferenceQueue(ctxFor(t), t); q.lendingLimit != 0 || q.windowOwns {
+			t.Errorf("inference's ClusterQueue after restoring the reference agreement: %s", q)
+		}
+	}
+}
+
 // TestRemoveTeam: removing a team prunes its ClusterQueue, LocalQueue and
 // the guardrails in its Namespace; the Namespace itself, rendered with
 // argocd.argoproj.io/sync-options: Prune=false,Delete=false, is kept, and

@@ -37,8 +37,13 @@ import (
 // repository. Checks run in order, each starting from the reference
 // agreement synced.
 var env struct {
-	cp       *controlplane.ControlPlane
-	argocd   *binaries.Built
+	cp     *controlplane.ControlPlane
+	argocd *binaries.Built
+	// tenancy is the binary the windows controller runs: the plugin
+	// image's (the rendered Deployment runs that image), or the host build
+	// with TENANCY_ARGOCD_IMAGE=off. Not binDir's tenancy, which is then
+	// imagewrap: bwrap without network cannot reach the API server.
+	tenancy  string
 	repo     *gitRepo
 	repoRoot string
 	startErr error
@@ -128,6 +133,7 @@ func setUp(ctx context.Context, dir string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build tenancy: %w\n%s", err, out)
 	}
+	env.tenancy = filepath.Join(binDir, "tenancy")
 	// What the sidecar runs is the plugin image: its binary, from its
 	// filesystem, as its user, read-only. TENANCY_ARGOCD_IMAGE=off keeps the
 	// host binary (for a machine without bwrap).
