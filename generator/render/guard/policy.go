@@ -87,6 +87,7 @@ func templates() string {
 
 func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 	meta := "variables.o.metadata"
+	owned := "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"
 	queueLabel := celString(KueueQueueLabel)
 	queues := "[variables.labels[?" + queueLabel + "].orValue('')]"
 	classes := "variables.gpuTemplates.map(t, t.?spec.?priorityClassName.orValue(''))"
@@ -94,9 +95,17 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		// Kueue reads a CronJob's queue from the Jobs it makes.
 		meta = "variables.r == 'cronjobs' ? variables.o.spec.?jobTemplate.?metadata.orValue({}) : variables.o.metadata"
 	} else {
-		// KAI reads the top owner's label, else the pod's.
+		// KAI reads the top owner's label, else the pod's. A kind whose
+		// pod templates the policy cannot read (an AppWrapper, a TrainJob
+		// without resourcesPerNode) must carry the label itself: with no
+		// template, no queue is named.
 		queueLabel = celString(KAIQueueLabel)
-		queues = queueLabel + " in variables.labels ? [variables.labels[" + queueLabel + "]] : variables.templates.map(t, t.?metadata.?labels[?" + queueLabel + "].orValue(''))"
+		queues = queueLabel + " in variables.labels ? [variables.labels[" + queueLabel + "]] : size(variables.templates) == 0 ? [''] : " +
+			"variables.templates.map(t, t.?metadata.?labels[?" + queueLabel + "].orValue(''))"
+		// KAI's podgrouper walks ownerReferences[0] up to the top owner and
+		// reads its queue label, whether or not the reference is a
+		// controller's: any owner a user writes could name another queue.
+		owned = "size(variables.o.metadata.?ownerReferences.orValue([])) > 0"
 		classes += " + variables.metas.map(m, m.?labels[?" + celString(kaiPriorityLabel) + "].orValue(''))"
 	}
 	vs := []admissionv1.Variable{
@@ -125,7 +134,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "metas", Expression: "[variables.o.metadata] + variables.templates.map(t, t.?metadata.orValue({}))"},
 		{Name: "queues", Expression: queues},
 		{Name: "classes", Expression: classes},
-		{Name: "owned", Expression: "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"},
+		{Name: "owned", Expression: owned},
 		// Exempt from naming a queue: a trusted controller's request, or an
 		// update of an owned object whose owners do not change (it was
 		// made by a controller, or before the guardrails): Kueue lifting
@@ -143,6 +152,10 @@ func validations(b render.Backend) []admissionv1.Validation {
 		queueLabel = KAIQueueLabel
 	}
 	ownQueue := "q == '' || q == variables.team || q in variables.queueNames"
+	owner, unowned := "a controller owner", "without a controller ownerReference"
+	if b == render.KAI {
+		owner, unowned = "an owner", "without ownerReferences: KAI\\'s podgrouper reads the queue of the top owner"
+	}
 	v := func(expr, msg string) admissionv1.Validation {
 		return admissionv1.Validation{Expression: expr, MessageExpression: msg, Reason: &forbidden}
 	}
@@ -153,7 +166,7 @@ func validations(b render.Backend) []admissionv1.Validation {
 		// would make the scheduler skip the object or read another
 		// object's queue.
 		v("variables.exempt || !variables.requestsGPU || !variables.owned",
-			"'this ' + variables.o.kind + ' requests GPUs and names a controller owner, but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it without a controller ownerReference'"),
+			"'this ' + variables.o.kind + ' requests GPUs and names "+owner+", but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it "+unowned+"'"),
 		v("variables.exempt || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
 			"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
 		// Trusted requests too: a label, where present, routes quota.
@@ -174,7 +187,9 @@ func validations(b render.Backend) []admissionv1.Validation {
 			"'priority ' + variables.labels["+prio+"] + ' is not a priority of the agreement ' + variables.pool + ' (' + variables.priorities.join(', ') + '): set the label "+KueuePriorityLabel+" to one of them'"))
 	case render.KAI:
 		out = append(out,
-			v("variables.gpuTemplates.all(t, t.?spec.?schedulerName.orValue('') == "+celString(KAIScheduler)+")",
+			// A TrainJob's pods get their scheduler from its runtime: the
+			// JobSet the trainer makes from it is checked here.
+			v("variables.r == 'trainjobs' || variables.gpuTemplates.all(t, t.?spec.?schedulerName.orValue('') == "+celString(KAIScheduler)+")",
 				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': set spec.schedulerName: "+KAIScheduler+"; on the default scheduler it would bypass the team\\'s queue'"),
 			v("!variables.requestsGPU || variables.metas.all(m, m.?labels[?"+celString(kaiPreemptibilityLabel)+"].orValue('preemptible') == 'preemptible')",
 				"'the label "+kaiPreemptibilityLabel+" may only make GPU work preemptible' + "+inNamespace+" + ': the agreement\\'s priorities decide what is not'"),

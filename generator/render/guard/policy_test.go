@@ -272,13 +272,36 @@ func TestKAIQueuePolicy(t *testing.T) {
 	}
 	grouped := withAnnotations(onKAI(pod(own, gpu)), "pod-group-name", "pg-research")
 	tests := map[string]policyCase{
-		"GPU pod on the default scheduler":                 {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
-		"GPU pod naming another team's queue":              {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
-		"bare GPU pod without a queue label":               {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU pod as the agreement wants":                   {req(podsGVR, onKAI(pod(own, gpu))), nil},
-		"GPU pod by the Job controller":                    {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
-		"a trusted pod on the default scheduler":           {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
-		"a pod owned by a labelled ConfigMap":              {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names a controller owner"}},
+		"GPU pod on the default scheduler":       {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
+		"GPU pod naming another team's queue":    {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
+		"bare GPU pod without a queue label":     {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
+		"GPU pod as the agreement wants":         {req(podsGVR, onKAI(pod(own, gpu))), nil},
+		"GPU pod by the Job controller":          {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
+		"a trusted pod on the default scheduler": {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
+		"a pod owned by a labelled ConfigMap":    {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names an owner, but alice is not a trusted controller in namespace training of team training (tenancy agreement gpu-pool): create it without ownerReferences: KAI's podgrouper reads the queue of the top owner"}},
+		// KAI's podgrouper follows ownerReferences[0] whether or not it is
+		// a controller's: a ConfigMap labelled with research's queue would
+		// put this pod on research's queue.
+		"a pod with a non-controller owner": {req(podsGVR, func() runtime.Object {
+			p := owned(onKAI(pod(own, gpu)), "ConfigMap")
+			p.OwnerReferences[0].Controller = nil
+			return p
+		}()), []string{"names an owner"}},
+		"a CPU pod with a non-controller owner": {req(podsGVR, func() runtime.Object {
+			p := owned(pod(nil, cpuContainer()), "ConfigMap")
+			p.OwnerReferences[0].Controller = nil
+			return p
+		}()), nil},
+		"the podgrouper annotating a Job's pod": {request{gvr: podsGVR, obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), old: owned(onKAI(pod(nil, gpu)), "Job"), user: podGrouper}, nil},
+		// No pod template to read a queue from: the label on the object.
+		"an AppWrapper without a queue":  {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", nil, map[string]any{"components": []any{}})), []string{"add the label kai.scheduler/queue: training"}},
+		"an AppWrapper on its queue":     {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", own, map[string]any{"components": []any{}})), nil},
+		"a TrainJob without a queue":     {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", nil, map[string]any{"runtimeRef": map[string]any{"name": "torch"}})), []string{"add the label kai.scheduler/queue: training"}},
+		"an AppWrapper on another queue": {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", labels("kai.scheduler/queue", "research"), map[string]any{"components": []any{}})), []string{"queue research is not this team's"}},
+		// Its runtime names the scheduler; the trainer's JobSet is checked.
+		"a GPU TrainJob per node on its queue": {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", own, map[string]any{
+			"runtimeRef": map[string]any{"name": "torch"}, "trainer": map[string]any{"resourcesPerNode": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "8"}}},
+		})), nil},
 		"CPU pod on the default scheduler":                 {req(podsGVR, pod(nil, cpuContainer())), nil},
 		"GPU Job without a queue label":                    {req(jobsGVR, kaiJob(nil)), []string{"add the label kai.scheduler/queue: training"}},
 		"GPU Job with its queue label":                     {req(jobsGVR, kaiJob(own)), nil},
