@@ -86,15 +86,19 @@ func templates() string {
 }
 
 func variables(d agreementData, b render.Backend) []admissionv1.Variable {
-	meta := "variables.o.metadata"
+	// Kueue reads a CronJob's queue from the Jobs it makes, and so does
+	// KAI's CronJob grouper (the Job is its top owner): the Jobs carry
+	// spec.jobTemplate's labels, not the CronJob's.
+	meta := "variables.r == 'cronjobs' ? variables.o.spec.?jobTemplate.?metadata.orValue({}) : variables.o.metadata"
+	metas := "[variables.o.metadata] + variables.templates.map(t, t.?metadata.orValue({}))"
 	owned := "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"
 	queueLabel := celString(KueueQueueLabel)
 	queues := "[variables.labels[?" + queueLabel + "].orValue('')]"
 	classes := "variables.gpuTemplates.map(t, t.?spec.?priorityClassName.orValue(''))"
-	if b == render.Kueue {
-		// Kueue reads a CronJob's queue from the Jobs it makes.
-		meta = "variables.r == 'cronjobs' ? variables.o.spec.?jobTemplate.?metadata.orValue({}) : variables.o.metadata"
-	} else {
+	if b == render.KAI {
+		// KAI reads priority and preemptibility labels of every owner: a
+		// CronJob's Jobs' too.
+		metas = "[variables.o.metadata] + (variables.r == 'cronjobs' ? [variables.meta] : []) + variables.templates.map(t, t.?metadata.orValue({}))"
 		// KAI reads the top owner's label, else the pod's. A kind whose
 		// pod templates the policy cannot read (an AppWrapper, a TrainJob
 		// without resourcesPerNode) must carry the label itself: with no
@@ -131,7 +135,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "requestsGPU", Expression: "size(variables.gpuTemplates) > 0 || variables.r == 'appwrappers' || variables.r == 'trainjobs' && size(variables.templates) == 0"},
 		{Name: "meta", Expression: meta},
 		{Name: "labels", Expression: "variables.meta.?labels.orValue({})"},
-		{Name: "metas", Expression: "[variables.o.metadata] + variables.templates.map(t, t.?metadata.orValue({}))"},
+		{Name: "metas", Expression: metas},
 		{Name: "queues", Expression: queues},
 		{Name: "classes", Expression: classes},
 		{Name: "owned", Expression: owned},

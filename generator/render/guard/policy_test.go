@@ -271,6 +271,12 @@ func TestKAIQueuePolicy(t *testing.T) {
 		return crd("scheduling.run.ai/v2alpha2", "PodGroup", nil, map[string]any{"queue": queue, "minMember": int64(1)})
 	}
 	grouped := withAnnotations(onKAI(pod(own, gpu)), "pod-group-name", "pg-research")
+	kaiCron := func(l, jobLabels map[string]string) runtime.Object {
+		c := cronJob(jobLabels, gpu)
+		c.Labels = l
+		c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"
+		return c
+	}
 	tests := map[string]policyCase{
 		"GPU pod on the default scheduler":       {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
 		"GPU pod naming another team's queue":    {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
@@ -330,12 +336,13 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"a PodGroup on another team's queue":             {req(podGroupGVR, podGroup("research")), []string{"PodGroup queue research is not this team's"}},
 		"a PodGroup on its team's queue":                 {req(podGroupGVR, podGroup("training")), nil},
 		"the podgrouper's PodGroup on the default queue": {request{gvr: podGroupGVR, obj: podGroup("default-queue"), user: podGrouper}, nil},
-		"a CronJob labelled for KAI": {req(cronJobsGVR, func() runtime.Object {
-			c := cronJob(nil, gpu)
-			c.Labels = own
-			c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"
-			return c
-		}()), nil},
+		// KAI's CronJob grouper reads the Job's labels, which are the
+		// jobTemplate's, then the pod's: never the CronJob's own.
+		"a CronJob with its jobTemplate on its queue":            {req(cronJobsGVR, kaiCron(nil, own)), nil},
+		"a CronJob with the queue on itself only":                {req(cronJobsGVR, kaiCron(own, nil)), []string{"add the label kai.scheduler/queue: training"}},
+		"a CronJob with another team's queue on its jobTemplate": {req(cronJobsGVR, kaiCron(own, labels("kai.scheduler/queue", "research"))), []string{"queue research is not this team's"}},
+		"a CronJob whose jobTemplate is non-preemptible": {req(cronJobsGVR, kaiCron(nil, labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"))),
+			[]string{"may only make GPU work preemptible"}},
 	}
 	runCases(t, r, tests)
 }
