@@ -85,6 +85,20 @@ func templates() string {
 	return s
 }
 
+const replicaSpecs = "has(variables.o.spec) ? variables.o.spec.filter(k, k.endsWith('ReplicaSpecs')) : []"
+
+// appWrapperOrTrainJob is true for the kinds taken as GPU work without a
+// template to read (templates: their pod templates' variable).
+func appWrapperOrTrainJob(templates string) string {
+	return "variables.r == 'appwrappers' || variables.r == 'trainjobs' && size(" + templates + ") == 0"
+}
+
+// oldOf reads expr, written for the object, on the old object of an update.
+func oldOf(expr string) string {
+	r := strings.NewReplacer("variables.o.", "variables.old.", "variables.o]", "variables.old]", "variables.replicaSpecs", "variables.oldReplicaSpecs")
+	return r.Replace(expr)
+}
+
 func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 	// Kueue reads a CronJob's queue from the Jobs it makes, and so does
 	// KAI's CronJob grouper (the Job is its top owner): the Jobs carry
@@ -129,10 +143,10 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "trusted", Expression: "request.userInfo.username == 'system:kube-controller-manager' || " +
 			"request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && request.userInfo.username.endsWith('-controller') || " +
 			"request.userInfo.username in variables.trustedControllers"},
-		{Name: "replicaSpecs", Expression: "has(variables.o.spec) ? variables.o.spec.filter(k, k.endsWith('ReplicaSpecs')) : []"},
+		{Name: "replicaSpecs", Expression: replicaSpecs},
 		{Name: "templates", Expression: templates()},
 		{Name: "gpuTemplates", Expression: "variables.templates.filter(t, " + asksGPU("t") + ")"},
-		{Name: "requestsGPU", Expression: "size(variables.gpuTemplates) > 0 || variables.r == 'appwrappers' || variables.r == 'trainjobs' && size(variables.templates) == 0"},
+		{Name: "requestsGPU", Expression: "size(variables.gpuTemplates) > 0 || " + appWrapperOrTrainJob("variables.templates")},
 		{Name: "meta", Expression: meta},
 		{Name: "labels", Expression: "variables.meta.?labels.orValue({})"},
 		{Name: "metas", Expression: metas},
@@ -140,11 +154,18 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "classes", Expression: classes},
 		{Name: "owned", Expression: owned},
 		// Exempt from naming a queue: a trusted controller's request, or an
-		// update of an owned object whose owners do not change (it was
-		// made by a controller, or before the guardrails): Kueue lifting
-		// a Job pod's scheduling gate, whoever runs it.
+		// update of an owned GPU object whose owners do not change (a GPU
+		// object with owners was made by a controller, or before the
+		// guardrails): Kueue lifting a Job pod's scheduling gate, whoever
+		// runs it. Not an update that makes an owned object ask for GPUs:
+		// a user may create an owned CPU object. Variables are evaluated
+		// when first used, so a create never reads the old object.
+		{Name: "old", Expression: "dyn(oldObject)"},
+		{Name: "oldReplicaSpecs", Expression: oldOf(replicaSpecs)},
+		{Name: "oldTemplates", Expression: oldOf(templates())},
+		{Name: "oldRequestsGPU", Expression: "variables.oldTemplates.exists(t, " + asksGPU("t") + ") || " + appWrapperOrTrainJob("variables.oldTemplates")},
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
-			"dyn(oldObject).metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([])"},
+			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
 	return vs
 }

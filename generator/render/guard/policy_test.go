@@ -46,6 +46,18 @@ func owned(p *corev1.Pod, kind string) *corev1.Pod {
 	return p
 }
 
+// forgedOwner gives d a controller owner, as a user may write one.
+func forgedOwner(d *appsv1.Deployment) *appsv1.Deployment {
+	d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u", Controller: ptrTrue()}}
+	return d
+}
+
+// plainOwned gives p an owner that is no controller's.
+func plainOwned(p *corev1.Pod) *corev1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u"}}
+	return p
+}
+
 func withSpec(p *corev1.Pod, f func(*corev1.PodSpec)) *corev1.Pod { f(&p.Spec); return p }
 
 func withAnnotations(p *corev1.Pod, kv ...string) *corev1.Pod {
@@ -245,7 +257,14 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"a scheduling gate lifted from a Job's pod by an untrusted account": {update("kueue-as-admin", withSpec(owned(pod(nil, gpu), "Job"), func(s *corev1.PodSpec) {
 			s.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/topology"}}
 		}), owned(pod(nil, gpu), "Job")), nil},
-		"an owner added by update":            {update("alice", pod(own, gpu), owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		"an owner added by update": {update("alice", pod(own, gpu), owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		// A user may create an owned CPU object; made to ask for GPUs by an
+		// update, it is checked as a create: its owner could name another
+		// queue, or make Kueue skip it.
+		"an owned CPU Deployment updated to ask for GPUs": {request{gvr: deployGVR, user: "alice",
+			old: forgedOwner(deployment(own, nil, spec(cpuContainer()))), obj: forgedOwner(deployment(own, nil, spec(gpu)))}, []string{"names a controller owner"}},
+		"an owned GPU Deployment relabelled by a user": {request{gvr: deployGVR, user: "alice",
+			old: forgedOwner(deployment(own, nil, spec(gpu))), obj: forgedOwner(deployment(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), nil, spec(gpu)))}, nil},
 		"a bound pod relabelled on its queue": {update("alice", withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.NodeName = "n" }), withSpec(pod(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), gpu), func(s *corev1.PodSpec) { s.NodeName = "n" })), nil},
 	}
 	runCases(t, r, tests)
@@ -288,16 +307,10 @@ func TestKAIQueuePolicy(t *testing.T) {
 		// KAI's podgrouper follows ownerReferences[0] whether or not it is
 		// a controller's: a ConfigMap labelled with research's queue would
 		// put this pod on research's queue.
-		"a pod with a non-controller owner": {req(podsGVR, func() runtime.Object {
-			p := owned(onKAI(pod(own, gpu)), "ConfigMap")
-			p.OwnerReferences[0].Controller = nil
-			return p
-		}()), []string{"names an owner"}},
-		"a CPU pod with a non-controller owner": {req(podsGVR, func() runtime.Object {
-			p := owned(pod(nil, cpuContainer()), "ConfigMap")
-			p.OwnerReferences[0].Controller = nil
-			return p
-		}()), nil},
+		"a pod with a non-controller owner":     {req(podsGVR, plainOwned(onKAI(pod(own, gpu)))), []string{"names an owner"}},
+		"a CPU pod with a non-controller owner": {req(podsGVR, plainOwned(pod(nil, cpuContainer()))), nil},
+		"an owned CPU pod made to ask for a fractional GPU by update": {request{gvr: podsGVR, user: "alice",
+			old: plainOwned(onKAI(pod(own, cpuContainer()))), obj: withAnnotations(plainOwned(onKAI(pod(own, cpuContainer()))), "gpu-fraction", "0.5")}, []string{"names an owner"}},
 		"the podgrouper annotating a Job's pod": {request{gvr: podsGVR, obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), old: owned(onKAI(pod(nil, gpu)), "Job"), user: podGrouper}, nil},
 		// No pod template to read a queue from: the label on the object.
 		"an AppWrapper without a queue":  {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", nil, map[string]any{"components": []any{}})), []string{"add the label kai.scheduler/queue: training"}},
