@@ -889,7 +889,34 @@ func TestGuardrailsKAI(t *testing.T) {
 	}
 	podWithTemplateLabels := func(j *batchv1.Job, l map[string]string) *batchv1.Job { j.Spec.Template.Labels = l; return j }
 	ownedBy := "names an owner, but system:serviceaccount:training:alice is not a trusted controller"
+	// An owned CPU-only Deployment the team may create (CPU work is not
+	// guarded), owned by a ConfigMap of its own labelled with research's
+	// queue: an update asking for GPUs is checked as a create would be.
+	cm, err := alice.kube.CoreV1().ConfigMaps("training").Create(ctxFor(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "queue-of-research", Labels: other}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create the ConfigMap: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.cp.Kube.CoreV1().ConfigMaps("training").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+	})
+	cpuOwned := deploymentOf("cpu-owned", own, nil, cpuAlways())
+	cpuOwned.Spec.Replicas = ptr.To(int32(0))
+	cpuOwned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID}}
+	alice.create(t, deployRes, cpuOwned)
+	t.Cleanup(func() {
+		_ = env.cp.Kube.AppsV1().Deployments("training").Delete(context.Background(), "cpu-owned", metav1.DeleteOptions{})
+	})
+	patchDeployment := func(what, body string, want ...string) attempt {
+		return attempt{what, func(ctx context.Context) error {
+			_, err := alice.kube.AppsV1().Deployments("training").Patch(ctx, "cpu-owned", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}, want}
+	}
+	toGPU := `{"spec":{"template":{"spec":{"schedulerName":"kai-scheduler","containers":[{"name":"work","resources":{"limits":{"nvidia.com/gpu":"1"},"requests":{"nvidia.com/gpu":"1"}}}]}}}}`
 	try(t, []attempt{
+		patchDeployment("an owned CPU Deployment updated to ask for GPUs", toGPU, "this Deployment requests GPUs and names an owner"),
+		patchDeployment("an owned CPU Deployment relabelled", `{"metadata":{"labels":{"app":"relabelled"}}}`),
+
 		// Pods: the queue, the scheduler, KAI's labels and annotations.
 		alice.probe(t, "a GPU pod on the default scheduler", podsRes, podWith(own, gpuPodSpec(gpu, 1), nil), "team training", "set spec.schedulerName: kai-scheduler"),
 		alice.probe(t, "a GPU pod naming another team's queue", podsRes, podWith(other, kaiGPU, nil), "queue research is not this team's", "kai.scheduler/queue: training"),
