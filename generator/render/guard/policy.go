@@ -95,7 +95,8 @@ func appWrapperOrTrainJob(templates string) string {
 
 // oldOf reads expr, written for the object, on the old object of an update.
 func oldOf(expr string) string {
-	r := strings.NewReplacer("variables.o.", "variables.old.", "variables.o]", "variables.old]", "variables.replicaSpecs", "variables.oldReplicaSpecs")
+	r := strings.NewReplacer("variables.o.", "variables.old.", "variables.o]", "variables.old]", "variables.replicaSpecs", "variables.oldReplicaSpecs",
+		"variables.templates", "variables.oldTemplates", "variables.metas", "variables.oldMetas")
 	return r.Replace(expr)
 }
 
@@ -112,7 +113,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 	if b == render.KAI {
 		// KAI reads priority and preemptibility labels of every owner: a
 		// CronJob's Jobs' too.
-		metas = "[variables.o.metadata] + (variables.r == 'cronjobs' ? [variables.meta] : []) + variables.templates.map(t, t.?metadata.orValue({}))"
+		metas = "[variables.o.metadata] + (variables.r == 'cronjobs' ? [variables.o.spec.?jobTemplate.?metadata.orValue({})] : []) + variables.templates.map(t, t.?metadata.orValue({}))"
 		// KAI reads the top owner's label, else the pod's. A kind whose
 		// pod templates the policy cannot read (an AppWrapper, a TrainJob
 		// without resourcesPerNode) must carry the label itself: with no
@@ -167,6 +168,20 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
 			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
+	if b == render.KAI {
+		// The PodGroup annotations of every metadata, as a list per
+		// metadata, and the old object's.
+		var values []string
+		for _, a := range kaiGroupingAnnotations {
+			values = append(values, "m.?annotations[?"+celString(a)+"].orValue('')")
+		}
+		grouping := "variables.metas.map(m, [" + strings.Join(values, ", ") + "])"
+		vs = append(vs,
+			admissionv1.Variable{Name: "grouping", Expression: grouping},
+			admissionv1.Variable{Name: "oldMetas", Expression: oldOf(metas)},
+			admissionv1.Variable{Name: "oldGrouping", Expression: oldOf(grouping)},
+		)
+	}
 	return vs
 }
 
@@ -218,7 +233,11 @@ func validations(b render.Backend) []admissionv1.Validation {
 				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': set spec.schedulerName: "+KAIScheduler+"; on the default scheduler it would bypass the team\\'s queue'"),
 			v("!variables.requestsGPU || variables.metas.all(m, m.?labels[?"+celString(kaiPreemptibilityLabel)+"].orValue('preemptible') == 'preemptible')",
 				"'the label "+kaiPreemptibilityLabel+" may only make GPU work preemptible' + "+inNamespace+" + ': the agreement\\'s priorities decide what is not'"),
-			v("variables.exempt || !variables.requestsGPU || !variables.metas.exists(m, m.?annotations.orValue({}).exists(k, k in "+celList(kaiGroupingAnnotations)+"))",
+			// Not exempt by owner: a user re-pointing a controller's GPU
+			// pod at another queue's PodGroup. An update that keeps the
+			// podgrouper's annotation of a GPU object is not checked.
+			v("variables.trusted || !variables.requestsGPU || (request.operation == 'UPDATE' && variables.oldRequestsGPU ? "+
+				"variables.grouping == variables.oldGrouping : variables.grouping.all(g, g.all(a, a == '')))",
 				"'this ' + variables.o.kind + ' chooses its own PodGroup (annotation pod-group-name or kai.scheduler/skip-podgrouper)' + "+inNamespace+" + ': leave grouping to KAI\\'s podgrouper, which reads the label "+KAIQueueLabel+"'"),
 			v("variables.exempt || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') == variables.team",
 				"'PodGroup queue ' + variables.o.spec.?queue.orValue('') + ' is not this team\\'s' + "+inNamespace+" + ': set spec.queue: ' + variables.team"),

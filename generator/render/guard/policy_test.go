@@ -311,6 +311,14 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"a CPU pod with a non-controller owner": {req(podsGVR, plainOwned(pod(nil, cpuContainer()))), nil},
 		"an owned CPU pod made to ask for a fractional GPU by update": {request{gvr: podsGVR, user: "alice",
 			old: plainOwned(onKAI(pod(own, cpuContainer()))), obj: withAnnotations(plainOwned(onKAI(pod(own, cpuContainer()))), "gpu-fraction", "0.5")}, []string{"names an owner"}},
+		// The PodGroup annotations are the podgrouper's, on updates of a
+		// controller's pods too.
+		"a user re-pointing a Job's GPU pod at another PodGroup": {request{gvr: podsGVR, user: "alice",
+			old: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-research")}, []string{"chooses its own PodGroup"}},
+		"a user making the podgrouper skip a Job's GPU pod": {request{gvr: podsGVR, user: "alice",
+			old: owned(onKAI(pod(nil, gpu)), "Job"), obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "kai.scheduler/skip-podgrouper", "true")}, []string{"chooses its own PodGroup"}},
+		"a user relabelling its grouped GPU pod": {request{gvr: podsGVR, user: "alice",
+			old: grouped, obj: withAnnotations(onKAI(pod(labels("kai.scheduler/queue", "training", "app", "x"), gpu)), "pod-group-name", "pg-research")}, nil},
 		"the podgrouper annotating a Job's pod": {request{gvr: podsGVR, obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), old: owned(onKAI(pod(nil, gpu)), "Job"), user: podGrouper}, nil},
 		// No pod template to read a queue from: the label on the object.
 		"an AppWrapper without a queue":  {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", nil, map[string]any{"components": []any{}})), []string{"add the label kai.scheduler/queue: training"}},
