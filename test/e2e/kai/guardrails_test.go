@@ -123,7 +123,10 @@ func tryBypasses(t *testing.T, bs []bypass) {
 // the agreement wants runs: a Deployment with the queue label on its pod
 // template only and a labelled Job are admitted, their controllers' pods
 // too, KAI's podgrouper puts them on training's queue and they bind; so do
-// a GPU pod on its queue and a CPU pod without one.
+// a GPU pod on its queue and a CPU pod without one. Once grouped, a
+// controller's GPU pod cannot be re-pointed at research's PodGroup, nor
+// training's PodGroup moved to research's queue; the team's own pod can be
+// relabelled.
 func TestKAIGuardrailBypasses(t *testing.T) {
 	begin(t)
 	reset(t, reference)
@@ -243,5 +246,26 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		t.Logf("%s*: %d bound, PodGroup %s on queue training", w.prefix, w.n, pg.GetName())
 	}
 	waitBound(t, ns, "cpu", 1)
-	t.Logf("%d requests made for real by %s (and the decoy), %d pods of the agreement's work bound", len(attempts)+1, alice.name, 6)
+
+	// Updates of what KAI grouped: re-pointing a controller's GPU pod at
+	// research's PodGroup, or training's PodGroup at research's queue, is
+	// refused; relabelling the team's own grouped pod is not.
+	served := firstPod(t, ns, "serve")
+	ownPG := waitPodGroup(t, ns, "own")
+	patchPod := func(name, body string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := pods.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+			return err
+		}
+	}
+	updates := []bypass{
+		{"re-pointing the Deployment's GPU pod at research's PodGroup", patchPod(served.Name, `{"metadata":{"annotations":{"pod-group-name":"`+researchPG.GetName()+`"}}}`), []string{chooses}},
+		{"moving training's PodGroup to research's queue", func(ctx context.Context) error {
+			_, err := alice.dyn.Resource(podGroupGVR).Namespace(ns).Patch(ctx, ownPG.GetName(), types.MergePatchType, []byte(`{"spec":{"queue":"research"}}`), metav1.PatchOptions{})
+			return err
+		}, []string{"PodGroup queue research is not this team's"}},
+		{"relabelling the team's own grouped GPU pod", patchPod("own", `{"metadata":{"labels":{"app":"relabelled"}}}`), nil},
+	}
+	tryBypasses(t, updates)
+	t.Logf("%d requests made for real by %s (and the decoy), 5 GPU pods of the agreement's work and a CPU pod bound", len(attempts)+len(updates)+1, alice.name)
 }
