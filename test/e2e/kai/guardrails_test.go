@@ -116,9 +116,10 @@ func tryBypasses(t *testing.T, bs []bypass) {
 // ways around a team's queue that KAI's own components open are closed to
 // training's namespace admin, each refused on a real create: KAI's project
 // label; an owner labelled with research's queue, a controller's reference
-// or not (KAI's podgrouper reads the top owner's queue label first: it does
-// put a CPU pod so owned on research's queue); joining that PodGroup by the
-// pod-group-name annotation, or skipping the podgrouper; a PodGroup naming
+// or not (KAI's podgrouper reads the top owner's queue label first: for a
+// CPU pod so owned it asks for a PodGroup on research's queue, which the
+// policy refuses it); joining that PodGroup by the pod-group-name
+// annotation, or skipping the podgrouper; a PodGroup naming
 // research's queue; a fractional GPU without a queue or on research's. What
 // the agreement wants runs: a Deployment with the queue label on its pod
 // template only and a labelled Job are admitted, their controllers' pods
@@ -147,8 +148,10 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 	})
 
 	// A ConfigMap the team may create, labelled with research's queue,
-	// owning a CPU pod: KAI's podgrouper reads the top owner's label, and
-	// the PodGroup it makes, in training's namespace, is research's.
+	// owning a CPU pod (CPU work is not guarded): KAI's podgrouper reads
+	// the top owner's label, and its PodGroup, in training's namespace,
+	// would be research's; it carries the owner's labels, so the policy
+	// refuses it even from the trusted podgrouper.
 	cm, err := alice.kube.CoreV1().ConfigMaps(ns).Create(ctxFor(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "queue-of-research", Labels: other}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create the ConfigMap: %v", err)
@@ -169,11 +172,21 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 	if err := createPod(decoy)(ctxFor(t)); err != nil {
 		t.Fatalf("a CPU pod owned by a ConfigMap was refused; CPU work is not the guardrails': %v", err)
 	}
-	researchPG := waitPodGroup(t, ns, "decoy")
-	if q, _, _ := unstructured.NestedString(researchPG.Object, "spec", "queue"); q != "research" {
-		t.Fatalf("the CPU pod owned by a ConfigMap labelled research, itself labelled training, has its PodGroup on queue %q; KAI's podgrouper was expected to read the owner's label, research", q)
-	}
-	t.Logf("KAI's podgrouper put the CPU pod owned by the ConfigMap on queue research (PodGroup %s): the owner's label wins over the pod's", researchPG.GetName())
+	// KAI names a PodGroup pg-<top owner>-<its UID>.
+	researchPG := fmt.Sprintf("pg-%s-%s", cm.Name, cm.UID)
+	waitFor(t, "KAI's podgrouper to be refused research's PodGroup for the decoy", func(ctx context.Context) (bool, string) {
+		evs, err := env.cp.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=decoy"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, researchPG) && strings.Contains(e.Message, "queue research is not this team's") {
+				t.Logf("the podgrouper, for the CPU pod owned by the ConfigMap labelled research: %s", e.Message)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(evs.Items))
+	})
 
 	podGroup := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
@@ -187,7 +200,7 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		{"a GPU pod with KAI's project label naming research", createPod(gpuPod("project", map[string]string{"project": "research"}, nil)), []string{refused}},
 		{"a GPU pod on its queue owned by the ConfigMap labelled research, as its controller", createPod(ownedBy(gpuPod("owned", own, nil), true)), []string{ownerRefused}},
 		{"a GPU pod on its queue owned by the ConfigMap labelled research, not as its controller", createPod(ownedBy(gpuPod("referenced", own, nil), false)), []string{ownerRefused, "KAI's podgrouper reads the queue of the top owner"}},
-		{"a GPU pod joining research's PodGroup by pod-group-name", createPod(gpuPod("joined", own, map[string]string{"pod-group-name": researchPG.GetName()})), []string{chooses}},
+		{"a GPU pod joining research's PodGroup by pod-group-name", createPod(gpuPod("joined", own, map[string]string{"pod-group-name": researchPG})), []string{chooses}},
 		{"a GPU pod skipping the podgrouper", createPod(gpuPod("skipped", own, map[string]string{"kai.scheduler/skip-podgrouper": "true"})), []string{chooses}},
 		{"a PodGroup naming research's queue", func(ctx context.Context) error {
 			_, err := alice.dyn.Resource(podGroupGVR).Namespace(ns).Create(ctx, podGroup, metav1.CreateOptions{})
@@ -196,7 +209,7 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		{"a fractional GPU without a queue", createPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fraction", Annotations: map[string]string{"gpu-fraction": "0.5"}}, Spec: cpu}), []string{refused}},
 		{"a fractional GPU on research's queue", createPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fraction", Labels: other, Annotations: map[string]string{"gpu-fraction": "0.5"}}, Spec: cpu}), []string{"queue research is not this team's"}},
 		{"a GPU pod on research's queue", createPod(gpuPod("research", other, nil)), []string{"queue research is not this team's"}},
-		{"a fractional GPU added by update to the CPU pod on research's PodGroup", func(ctx context.Context) error {
+		{"a fractional GPU added by update to the CPU pod owned by the ConfigMap", func(ctx context.Context) error {
 			_, err := pods.Patch(ctx, "decoy", types.MergePatchType, []byte(`{"metadata":{"annotations":{"gpu-fraction":"0.5"}}}`), metav1.PatchOptions{})
 			return err
 		}, []string{ownerRefused}},
@@ -259,7 +272,7 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		}
 	}
 	updates := []bypass{
-		{"re-pointing the Deployment's GPU pod at research's PodGroup", patchPod(served.Name, `{"metadata":{"annotations":{"pod-group-name":"`+researchPG.GetName()+`"}}}`), []string{chooses}},
+		{"re-pointing the Deployment's GPU pod at research's PodGroup", patchPod(served.Name, `{"metadata":{"annotations":{"pod-group-name":"`+researchPG+`"}}}`), []string{chooses}},
 		{"moving training's PodGroup to research's queue", func(ctx context.Context) error {
 			_, err := alice.dyn.Resource(podGroupGVR).Namespace(ns).Patch(ctx, ownPG.GetName(), types.MergePatchType, []byte(`{"spec":{"queue":"research"}}`), metav1.PatchOptions{})
 			return err
@@ -267,5 +280,5 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		{"relabelling the team's own grouped GPU pod", patchPod("own", `{"metadata":{"labels":{"app":"relabelled"}}}`), nil},
 	}
 	tryBypasses(t, updates)
-	t.Logf("%d requests made for real by %s (and the decoy), 5 GPU pods of the agreement's work and a CPU pod bound", len(attempts)+len(updates)+1, alice.name)
+	t.Logf("%d requests made for real by %s, the decoy among them; 5 GPU pods of the agreement's work and a CPU pod bound", len(attempts)+len(updates)+1, alice.name)
 }
