@@ -806,6 +806,10 @@ func TestGuardrailsKAI(t *testing.T) {
 	// in force before it runs (the API server picks policies up from an
 	// informer, so a check right after would otherwise meet KAI's).
 	currentFamily = ""
+	// The render holds the team Namespaces, so the check runs alone too.
+	if _, err := env.cp.Applier.Apply(ctxFor(t), objs, false); err != nil {
+		t.Fatalf("apply the KAI render: %v", err)
+	}
 	alice := newTeamUser(t, "training", "alice")
 	// A team's own account named like a kube-controller-manager controller.
 	lookalike := newTeamUser(t, "training", "job-controller")
@@ -817,9 +821,6 @@ func TestGuardrailsKAI(t *testing.T) {
 		kaiOK.SchedulerName = "kai-scheduler"
 		waitPoliciesEnforced(t, ref, alice.probe(t, "probe", jobsRes, guardJob("", "probe", map[string]string{"kai.scheduler/queue": "training"}, kaiOK), "x"))
 	})
-	if _, err := env.cp.Applier.Apply(ctxFor(t), objs, false); err != nil {
-		t.Fatalf("apply the KAI render: %v", err)
-	}
 	onKAI := func(s corev1.PodSpec) corev1.PodSpec { s.SchedulerName = "kai-scheduler"; return s }
 	own := map[string]string{"kai.scheduler/queue": "training"}
 	other := map[string]string{"kai.scheduler/queue": "research"}
