@@ -162,7 +162,8 @@ func e2eWorkloadsAdmin() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "tenancy-e2e-workloads-admin", Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}},
 		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{"kubeflow.org", "ray.io", "leaderworkerset.x-k8s.io", "scheduling.run.ai", "resource.k8s.io"},
+			APIGroups: []string{"kubeflow.org", "ray.io", "leaderworkerset.x-k8s.io", "scheduling.run.ai", "resource.k8s.io",
+				"jobset.x-k8s.io", "trainer.kubeflow.org", "workload.codeflare.dev"},
 			Resources: []string{"*"}, Verbs: []string{"*"},
 		}},
 	}
@@ -229,6 +230,10 @@ var typeMeta = map[schema.GroupVersionResource][2]string{
 	dsRes:      {"apps/v1", "DaemonSet"},
 	rcRes:      {"v1", "ReplicationController"},
 	claimRes:   {"resource.k8s.io/v1", "ResourceClaim"},
+	claimTRes:  {"resource.k8s.io/v1", "ResourceClaimTemplate"},
+	jobSetRes:  {"jobset.x-k8s.io/v1alpha2", "JobSet"},
+	trainRes:   {"trainer.kubeflow.org/v1alpha1", "TrainJob"},
+	awRes:      {"workload.codeflare.dev/v1beta2", "AppWrapper"},
 	podGrpRes:  {"scheduling.run.ai/v2alpha2", "PodGroup"},
 	pytorchRes: {"kubeflow.org/v1", "PyTorchJob"},
 	tfRes:      {"kubeflow.org/v1", "TFJob"},
@@ -252,6 +257,10 @@ var (
 	dsRes      = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}
 	rcRes      = schema.GroupVersionResource{Version: "v1", Resource: "replicationcontrollers"}
 	claimRes   = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
+	claimTRes  = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"}
+	jobSetRes  = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	trainRes   = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	awRes      = schema.GroupVersionResource{Group: "workload.codeflare.dev", Version: "v1beta2", Resource: "appwrappers"}
 	podGrpRes  = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
 	pytorchRes = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
 	tfRes      = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}
@@ -451,6 +460,15 @@ func podTemplate(t *testing.T, spec corev1.PodSpec) map[string]any {
 	return m
 }
 
+// toAny is a label map as unstructured objects hold it.
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
 func custom(labels map[string]string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "probe"}, "spec": spec}}
 	u.SetLabels(labels)
@@ -477,14 +495,20 @@ func restartAlways(s corev1.PodSpec) corev1.PodSpec {
 
 // installWorkloadCRDs installs the CRDs of the covered kinds that Go modules
 // ship: Kubeflow training-operator v1 (PyTorchJob, TFJob, XGBoostJob,
-// PaddleJob, JAXJob, MPIJob v1), KubeRay (RayJob, RayCluster, RayService)
-// and LeaderWorkerSet, fetched through the Go module proxy.
+// PaddleJob, JAXJob, MPIJob v1), KubeRay (RayJob, RayCluster, RayService),
+// LeaderWorkerSet, JobSet, Kubeflow Trainer v2 (TrainJob and its runtimes)
+// and AppWrapper, fetched through the Go module proxy (the last three at
+// the versions Kueue v0.17.0's go.mod names). The MPI operator's v2beta1 MPIJob is not installed: its
+// CRD has the name of training-operator's (mpijobs.kubeflow.org).
 func installWorkloadCRDs(t *testing.T) {
 	t.Helper()
 	sources := []struct{ module, dir string }{
 		{"github.com/kubeflow/training-operator@v1.9.3", "manifests/base/crds"},
 		{"github.com/ray-project/kuberay/ray-operator@v1.5.1", "config/crd/bases"},
 		{"sigs.k8s.io/lws@v0.7.0", "config/crd/bases"},
+		{"sigs.k8s.io/jobset@v0.11.1", "config/components/crd/bases"},
+		{"github.com/kubeflow/trainer/v2@v2.2.0", "manifests/base/crds"},
+		{"github.com/project-codeflare/appwrapper@v1.2.0", "config/crd/bases"},
 	}
 	var crds []*unstructuredObj
 	for _, s := range sources {
@@ -505,8 +529,8 @@ func installWorkloadCRDs(t *testing.T) {
 			crds = append(crds, byKind(objs, "CustomResourceDefinition")...)
 		}
 	}
-	if len(crds) < 10 {
-		t.Fatalf("found %d workload CRDs, want the 10 of training-operator, KubeRay and LWS", len(crds))
+	if len(crds) < 15 {
+		t.Fatalf("found %d workload CRDs, want the 15 of training-operator, KubeRay, LWS, JobSet, Trainer and AppWrapper", len(crds))
 	}
 	ctx := ctxFor(t)
 	// A loaded API server can time out on these large CRDs: try again.
@@ -760,23 +784,35 @@ func TestGuardrailsMIG(t *testing.T) {
 }
 
 // Check: with the reference agreement's KAI render (without the KAI
-// scheduler), a team's namespace admin cannot bypass KAI's queue: a GPU pod
-// on the default scheduler, without a queue label or on another team's, on
-// KAI's project label, with a preemptibility override, with a PodGroup of
-// its choosing, a fractional GPU outside the queue, a node chosen by hand,
-// a forged owner, and PodGroups on another queue are refused; a Deployment
-// with the queue label on its pod template only, and the Job controller's
-// pods, are let through.
+// scheduler: dry runs, and the Job controller's pods for real), a team's
+// namespace admin cannot run GPU work outside the agreement in any way the
+// Kueue check probes, nor by KAI's own ways: the default scheduler, no
+// queue label or another team's on any covered kind (on the object or, as
+// KAI reads it, on its pod templates; a CronJob's on its jobTemplate), KAI's
+// project label, a preemptibility override, a PodGroup of its choosing by
+// annotation or by creating one on another queue, a fractional GPU outside
+// the queue, an owner it wrote (a controller's or not: KAI's podgrouper
+// reads the queue of the top owner either way), a node, priority, GPU
+// resource or DRA claim outside the agreement. The same work written as the
+// agreement wants, CPU-only work without a queue, and the Job controller's
+// pods are let through.
 func TestGuardrailsKAI(t *testing.T) {
 	begin(t)
 	installKAICRDs(t)
+	installWorkloadCRDs(t)
 	objs := render(t, "--backend", "kai", "tenancy.toml")
 	// The cluster no longer holds a Kueue agreement: the next check that
 	// needs one starts from a clean slate, and the Kueue policy is back
 	// in force before it runs (the API server picks policies up from an
 	// informer, so a check right after would otherwise meet KAI's).
 	currentFamily = ""
+	// The render holds the team Namespaces, so the check runs alone too.
+	if _, err := env.cp.Applier.Apply(ctxFor(t), objs, false); err != nil {
+		t.Fatalf("apply the KAI render: %v", err)
+	}
 	alice := newTeamUser(t, "training", "alice")
+	// A team's own account named like a kube-controller-manager controller.
+	lookalike := newTeamUser(t, "training", "job-controller")
 	t.Cleanup(func() {
 		currentFamily = ""
 		ref := reference(t)
@@ -785,9 +821,6 @@ func TestGuardrailsKAI(t *testing.T) {
 		kaiOK.SchedulerName = "kai-scheduler"
 		waitPoliciesEnforced(t, ref, alice.probe(t, "probe", jobsRes, guardJob("", "probe", map[string]string{"kai.scheduler/queue": "training"}, kaiOK), "x"))
 	})
-	if _, err := env.cp.Applier.Apply(ctxFor(t), objs, false); err != nil {
-		t.Fatalf("apply the KAI render: %v", err)
-	}
 	onKAI := func(s corev1.PodSpec) corev1.PodSpec { s.SchedulerName = "kai-scheduler"; return s }
 	own := map[string]string{"kai.scheduler/queue": "training"}
 	other := map[string]string{"kai.scheduler/queue": "research"}
@@ -807,35 +840,219 @@ func TestGuardrailsKAI(t *testing.T) {
 	// The probe is refused by the KAI render's policy only.
 	waitPoliciesEnforced(t, objs, alice.probe(t, "probe", podsRes, podWith(map[string]string{queueKey: "training"}, onKAI(gpuPodSpec(gpu, 1)), nil), "x"))
 	refused := "add the label kai.scheduler/queue: training"
+	// The builders of the Kueue check, with KAI's scheduler on every pod
+	// template that asks for GPUs.
+	kaiGPU := onKAI(gpuPodSpec(gpu, 1))
+	kaiAlways := restartAlways(kaiGPU)
+	withSpec := func(f func(*corev1.PodSpec)) corev1.PodSpec { return specWith(kaiGPU, f) }
+	ray := func(worker corev1.PodSpec) map[string]any {
+		return rayCluster(t, restartAlways(cpuPodSpec()), restartAlways(worker))
+	}
+	lws := func(worker corev1.PodSpec) map[string]any {
+		return map[string]any{"leaderWorkerTemplate": map[string]any{"workerTemplate": podTemplate(t, worker)}}
+	}
+	jobSet := func(spec corev1.PodSpec, templateLabels map[string]string) map[string]any {
+		tmpl := podTemplate(t, spec)
+		if templateLabels != nil {
+			tmpl["metadata"] = map[string]any{"labels": toAny(templateLabels)}
+		}
+		return map[string]any{"replicatedJobs": []any{map[string]any{
+			"name": "workers", "replicas": int64(1), "template": map[string]any{"spec": map[string]any{"template": tmpl}},
+		}}}
+	}
+	trainJob := func(res map[string]any) map[string]any {
+		s := map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}}
+		if res != nil {
+			s["trainer"] = map[string]any{"resourcesPerNode": map[string]any{"limits": res}}
+		}
+		return s
+	}
+	appWrapper := map[string]any{"components": []any{map[string]any{"template": map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "wrapped"}, "spec": podTemplate(t, kaiGPU)["spec"],
+	}}}}
+	dra := specWith(onKAI(cpuPodSpec()), func(s *corev1.PodSpec) {
+		s.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu")}}
+		s.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	})
+	nvidiaClaim := map[string]any{"devices": map[string]any{"requests": []any{map[string]any{
+		"name": "gpu", "exactly": map[string]any{"deviceClassName": "gpu.nvidia.com"},
+	}}}}
+	privileged := cpuPodSpec()
+	privileged.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	initGPU := onKAI(cpuPodSpec())
+	initGPU.InitContainers = gpuPodSpec(gpu, 1).Containers
+	initGPU.InitContainers[0].Name = "setup"
+	// An ownerReference that is no controller's: KAI's podgrouper follows
+	// ownerReferences[0] all the same.
+	plainOwner := func(p *corev1.Pod) *corev1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "queue-of-research", UID: "0a0a0a0a-0000-0000-0000-000000000001"}}
+		return p
+	}
+	podWithTemplateLabels := func(j *batchv1.Job, l map[string]string) *batchv1.Job { j.Spec.Template.Labels = l; return j }
+	ownedBy := "names an owner, but system:serviceaccount:training:alice is not a trusted controller"
+	// An owned CPU-only Deployment the team may create (CPU work is not
+	// guarded), owned by a ConfigMap of its own labelled with research's
+	// queue: an update asking for GPUs is checked as a create would be.
+	cm, err := alice.kube.CoreV1().ConfigMaps("training").Create(ctxFor(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "queue-of-research", Labels: other}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create the ConfigMap: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.cp.Kube.CoreV1().ConfigMaps("training").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+	})
+	cpuOwned := deploymentOf("cpu-owned", own, nil, cpuAlways())
+	cpuOwned.Spec.Replicas = ptr.To(int32(0))
+	cpuOwned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID}}
+	alice.create(t, deployRes, cpuOwned)
+	t.Cleanup(func() {
+		_ = env.cp.Kube.AppsV1().Deployments("training").Delete(context.Background(), "cpu-owned", metav1.DeleteOptions{})
+	})
+	patchDeployment := func(what, body string, want ...string) attempt {
+		return attempt{what, func(ctx context.Context) error {
+			_, err := alice.kube.AppsV1().Deployments("training").Patch(ctx, "cpu-owned", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}, want}
+	}
+	toGPU := `{"spec":{"template":{"spec":{"schedulerName":"kai-scheduler","containers":[{"name":"work","resources":{"limits":{"nvidia.com/gpu":"1"},"requests":{"nvidia.com/gpu":"1"}}}]}}}}`
 	try(t, []attempt{
+		patchDeployment("an owned CPU Deployment updated to ask for GPUs", toGPU, "this Deployment requests GPUs and names an owner"),
+		patchDeployment("an owned CPU Deployment relabelled", `{"metadata":{"labels":{"app":"relabelled"}}}`),
+
+		// Pods: the queue, the scheduler, KAI's labels and annotations.
 		alice.probe(t, "a GPU pod on the default scheduler", podsRes, podWith(own, gpuPodSpec(gpu, 1), nil), "team training", "set spec.schedulerName: kai-scheduler"),
-		alice.probe(t, "a GPU pod naming another team's queue", podsRes, podWith(other, onKAI(gpuPodSpec(gpu, 1)), nil), "queue research is not this team's", "kai.scheduler/queue: training"),
-		alice.probe(t, "a bare GPU pod without a queue label", podsRes, podWith(nil, onKAI(gpuPodSpec(gpu, 1)), nil), refused),
-		alice.probe(t, "a GPU pod on kai-scheduler with its own queue label", podsRes, podWith(own, onKAI(gpuPodSpec(gpu, 1)), nil)),
+		alice.probe(t, "a GPU pod naming another team's queue", podsRes, podWith(other, kaiGPU, nil), "queue research is not this team's", "kai.scheduler/queue: training"),
+		alice.probe(t, "a bare GPU pod without a queue label", podsRes, podWith(nil, kaiGPU, nil), "this Pod requests GPUs in namespace training of team training (tenancy agreement gpu-pool)", refused),
+		alice.probe(t, "a GPU pod on kai-scheduler with its own queue label", podsRes, podWith(own, kaiGPU, nil)),
 		alice.probe(t, "a CPU pod on the default scheduler", podsRes, podWith(nil, cpuPodSpec(), nil)),
-		alice.probe(t, "KAI's project label instead of the queue label", podsRes, podWith(labelled("project", "research"), onKAI(gpuPodSpec(gpu, 1)), nil), refused),
-		alice.probe(t, "a non-preemptible override", podsRes, podWith(labelled("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"), onKAI(gpuPodSpec(gpu, 1)), nil), "may only make GPU work preemptible"),
-		alice.probe(t, "a preemptible override", podsRes, podWith(labelled("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "preemptible"), onKAI(gpuPodSpec(gpu, 1)), nil)),
-		alice.probe(t, "joining a PodGroup by annotation", podsRes, podWith(own, onKAI(gpuPodSpec(gpu, 1)), annotated("pod-group-name", "pg-of-research")), "chooses its own PodGroup"),
-		alice.probe(t, "skipping the podgrouper", podsRes, podWith(own, onKAI(gpuPodSpec(gpu, 1)), annotated("kai.scheduler/skip-podgrouper", "true")), "chooses its own PodGroup"),
+		alice.probe(t, "a CPU pod on kai-scheduler without a queue", podsRes, podWith(nil, onKAI(cpuPodSpec()), nil)),
+		alice.probe(t, "KAI's project label instead of the queue label", podsRes, podWith(labelled("project", "research"), kaiGPU, nil), refused),
+		alice.probe(t, "KAI's project label beside its own queue label", podsRes, podWith(labelled("kai.scheduler/queue", "training", "project", "research"), kaiGPU, nil)),
+		alice.probe(t, "a non-preemptible override", podsRes, podWith(labelled("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"), kaiGPU, nil), "may only make GPU work preemptible"),
+		alice.probe(t, "a preemptible override", podsRes, podWith(labelled("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "preemptible"), kaiGPU, nil)),
+		alice.probe(t, "joining a PodGroup by annotation", podsRes, podWith(own, kaiGPU, annotated("pod-group-name", "pg-of-research")), "chooses its own PodGroup"),
+		alice.probe(t, "skipping the podgrouper", podsRes, podWith(own, kaiGPU, annotated("kai.scheduler/skip-podgrouper", "true")), "chooses its own PodGroup"),
 		alice.probe(t, "a fractional GPU without a queue label", podsRes, podWith(nil, onKAI(cpuPodSpec()), annotated("gpu-fraction", "0.5")), refused),
+		alice.probe(t, "a fractional GPU on another team's queue", podsRes, podWith(other, onKAI(cpuPodSpec()), annotated("gpu-fraction", "0.5")), "queue research is not this team's"),
 		alice.probe(t, "a gpu-memory pod on the default scheduler", podsRes, podWith(own, cpuPodSpec(), annotated("gpu-memory", "4000")), "set spec.schedulerName"),
 		alice.probe(t, "a fractional GPU on its team's queue", podsRes, podWith(own, onKAI(cpuPodSpec()), annotated("gpu-fraction", "0.5"))),
-		alice.probe(t, "spec.nodeName on a GPU pod", podsRes, podWith(own, specWith(onKAI(gpuPodSpec(gpu, 1)), func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil), "sets spec.nodeName"),
-		alice.probe(t, "a GPU pod owned by a ConfigMap labelled with its queue", podsRes, withOwner(podWith(own, onKAI(gpuPodSpec(gpu, 1)), nil), "ConfigMap"), "names a controller owner"),
-		alice.probe(t, "a GPU Job without a queue label", jobsRes, guardJob("", "probe", nil, onKAI(gpuPodSpec(gpu, 1))), refused),
-		alice.probe(t, "a GPU Job with its own queue label", jobsRes, guardJob("", "probe", own, onKAI(gpuPodSpec(gpu, 1)))),
+		alice.probe(t, "spec.nodeName on a GPU pod", podsRes, podWith(own, withSpec(func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil), "sets spec.nodeName"),
+		alice.probe(t, "spec.nodeName on a CPU pod", podsRes, podWith(nil, specWith(cpuPodSpec(), func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil)),
+		alice.probe(t, "GPUs in an init container", podsRes, podWith(nil, initGPU, nil), refused),
+		alice.probe(t, "a pod asking for more GPUs than the pool has, on its queue", podsRes, podWith(own, onKAI(gpuPodSpec(gpu, 64)), nil)),
+
+		// Owners: only a trusted controller makes owned GPU objects.
+		alice.probe(t, "a GPU pod owned by a ConfigMap labelled with its queue", podsRes, withOwner(podWith(own, kaiGPU, nil), "ConfigMap"), ownedBy, "KAI's podgrouper reads the queue of the top owner"),
+		alice.probe(t, "a GPU pod with a forged Job owner", podsRes, withOwner(podWith(nil, kaiGPU, nil), "Job"), ownedBy),
+		alice.probe(t, "a GPU pod with a non-controller owner", podsRes, plainOwner(podWith(own, kaiGPU, nil)), ownedBy),
+		alice.probe(t, "a CPU pod with a non-controller owner", podsRes, plainOwner(podWith(nil, cpuPodSpec(), nil))),
+		lookalike.probe(t, "a GPU pod by the team's own account named job-controller", podsRes, withOwner(podWith(nil, kaiGPU, nil), "Job"), "system:serviceaccount:training:job-controller is not a trusted controller"),
+		alice.probe(t, "a GPU Job on its queue with a forged JobSet owner", jobsRes, withOwner(guardJob("", "probe", own, kaiGPU), "JobSet"), "this Job requests GPUs and names an owner"),
+		alice.probe(t, "a GPU Deployment on its queue with a forged owner", deployRes, withOwner(deploymentOf("probe", own, nil, kaiAlways), "ConfigMap"), "this Deployment requests GPUs and names an owner"),
+
+		// GPUs the agreement does not share, DRA, priorities, Pod Security.
+		alice.probe(t, "a MIG profile the agreement does not share", podsRes, podWith(own, onKAI(gpuPodSpec("nvidia.com/mig-1g.10gb", 1)), nil), "asks for an nvidia.com/ resource that the agreement does not share", "ask for one of nvidia.com/gpu"),
+		alice.probe(t, "another nvidia.com/ resource", podsRes, podWith(own, onKAI(gpuPodSpec("nvidia.com/gpu.shared", 1)), nil), "does not share"),
+		alice.probe(t, "a resource that is no GPU, without a queue", podsRes, podWith(nil, gpuPodSpec("example.com/fpga", 1), nil)),
+		alice.probe(t, "a DRA claim without a queue", podsRes, podWith(nil, dra, nil), refused),
+		alice.probe(t, "a DRA claim on the default scheduler", podsRes, podWith(own, specWith(dra, func(s *corev1.PodSpec) { s.SchedulerName = "" }), nil), "set spec.schedulerName"),
+		alice.probe(t, "a DRA claim on its team's queue", podsRes, podWith(own, dra, nil)),
+		alice.probe(t, "a ResourceClaim of NVIDIA's DRA GPU class", claimRes, custom(nil, nvidiaClaim), "exceeded quota: tenancy-gpus", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"),
+		// A template claims nothing: the claims made from it meet the quota.
+		alice.probe(t, "a ResourceClaimTemplate of NVIDIA's DRA GPU class", claimTRes, custom(nil, map[string]any{"spec": nvidiaClaim})),
+		alice.probe(t, "priorityClassName system-node-critical on a GPU pod", podsRes, podWith(own, withSpec(func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" }), nil), "priority class system-node-critical is not a priority of the agreement gpu-pool"),
+		alice.probe(t, "priorityClassName system-node-critical on a CPU pod", podsRes, podWith(nil, specWith(cpuPodSpec(), func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" }), nil)),
+		alice.probe(t, "priorityClassName of the agreement on a GPU pod", podsRes, podWith(own, withSpec(func(s *corev1.PodSpec) { s.PriorityClassName = "critical" }), nil)),
+		alice.probe(t, "a priority label outside the agreement", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"), kaiGPU), "priority class system-node-critical is not a priority"),
+		alice.probe(t, "a priority label of the agreement", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", "priorityClassName", "critical"), kaiGPU)),
+		alice.probe(t, "Kueue's priority label is not KAI's", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", prioKey, "urgent"), kaiGPU)),
+		alice.probe(t, "a privileged pod in a team namespace", podsRes, podWith(own, privileged, nil), `violates PodSecurity "baseline:latest"`, "privileged"),
+
+		// Jobs.
+		alice.probe(t, "a GPU Job without a queue label", jobsRes, guardJob("", "probe", nil, kaiGPU), "this Job requests GPUs", refused),
+		alice.probe(t, "a GPU Job with its own queue label", jobsRes, guardJob("", "probe", own, kaiGPU)),
+		alice.probe(t, "a GPU Job naming another team's queue", jobsRes, guardJob("", "probe", other, kaiGPU), "queue research is not this team's"),
 		alice.probe(t, "a GPU Job on the default scheduler", jobsRes, guardJob("", "probe", own, gpuPodSpec(gpu, 1)), "set spec.schedulerName: kai-scheduler"),
-		alice.probe(t, "a GPU Deployment with the queue on its pod template only", deployRes, deploymentOf("probe", nil, own, restartAlways(onKAI(gpuPodSpec(gpu, 1))))),
-		alice.probe(t, "a GPU Deployment with another team's queue on its template", deployRes, deploymentOf("probe", nil, other, restartAlways(onKAI(gpuPodSpec(gpu, 1)))), "queue research is not this team's"),
-		alice.probe(t, "a GPU ReplicaSet on its team's queue", rsRes, replicaSetOf(own, restartAlways(onKAI(gpuPodSpec(gpu, 1))))),
-		alice.probe(t, "a GPU DaemonSet", dsRes, daemonSetOf(restartAlways(onKAI(gpuPodSpec(gpu, 1)))), "cannot wait in a queue"),
-		alice.probe(t, "a priority label outside the agreement", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"), onKAI(gpuPodSpec(gpu, 1))), "priority class system-node-critical is not a priority"),
-		alice.probe(t, "a priority label of the agreement", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", "priorityClassName", "critical"), onKAI(gpuPodSpec(gpu, 1)))),
-		alice.probe(t, "Kueue's priority label is not KAI's", jobsRes, guardJob("", "probe", labelled("kai.scheduler/queue", "training", prioKey, "urgent"), onKAI(gpuPodSpec(gpu, 1)))),
+		alice.probe(t, "a CPU-only Job without a queue", jobsRes, guardJob("", "probe", nil, cpuPodSpec())),
+		alice.probe(t, "a GPU Job with the queue on its pod template only", jobsRes, podWithTemplateLabels(guardJob("", "probe", nil, kaiGPU), own)),
+		alice.probe(t, "a GPU Job with another team's queue on its pod template", jobsRes, podWithTemplateLabels(guardJob("", "probe", nil, kaiGPU), other), "queue research is not this team's"),
+		alice.probe(t, "a GPU Job whose template sets nodeName", jobsRes, guardJob("", "probe", own, withSpec(func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" })), "sets spec.nodeName"),
+		alice.probe(t, "a GPU Job asking for an unshared MIG profile", jobsRes, guardJob("", "probe", own, onKAI(gpuPodSpec("nvidia.com/mig-3g.40gb", 1))), "does not share"),
+		alice.probe(t, "a GPU Job whose template has a priority outside the agreement", jobsRes, guardJob("", "probe", own, withSpec(func(s *corev1.PodSpec) { s.PriorityClassName = "system-cluster-critical" })), "priority class system-cluster-critical is not a priority"),
+		alice.probe(t, "a GPU Job whose pod template is non-preemptible", jobsRes, podWithTemplateLabels(guardJob("", "probe", own, kaiGPU), labelled("kai.scheduler/preemptibility", "non-preemptible")), "may only make GPU work preemptible"),
+
+		// CronJobs: KAI takes their Jobs, which carry spec.jobTemplate's
+		// labels, for the top owner.
+		alice.probe(t, "a GPU CronJob without a queue", cronRes, cronJob(nil, nil, kaiGPU), "this CronJob requests GPUs", refused),
+		alice.probe(t, "a GPU CronJob with the queue on itself, not its jobTemplate", cronRes, cronJob(own, nil, kaiGPU), refused),
+		alice.probe(t, "a GPU CronJob with its jobTemplate on its queue", cronRes, cronJob(nil, own, kaiGPU)),
+		alice.probe(t, "a GPU CronJob with another team's jobTemplate queue", cronRes, cronJob(own, other, kaiGPU), "queue research is not this team's"),
+		alice.probe(t, "a GPU CronJob with a jobTemplate priority label outside the agreement", cronRes, cronJob(nil, labelled("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"), kaiGPU), "priority class system-node-critical is not a priority"),
+
+		// Built-in kinds that make pods.
+		alice.probe(t, "a GPU Deployment without a queue", deployRes, deploymentOf("probe", nil, nil, kaiAlways), "this Deployment requests GPUs", refused),
+		alice.probe(t, "a GPU Deployment on its team's queue", deployRes, deploymentOf("probe", own, nil, kaiAlways)),
+		alice.probe(t, "a GPU Deployment with the queue on its pod template only", deployRes, deploymentOf("probe", nil, own, kaiAlways)),
+		alice.probe(t, "a GPU Deployment naming another team's queue", deployRes, deploymentOf("probe", other, nil, kaiAlways), "queue research is not this team's"),
+		alice.probe(t, "a GPU Deployment with another team's queue on its template", deployRes, deploymentOf("probe", nil, other, kaiAlways), "queue research is not this team's"),
+		alice.probe(t, "a GPU Deployment on the default scheduler", deployRes, deploymentOf("probe", own, nil, gpuAlways(1)), "set spec.schedulerName: kai-scheduler"),
+		alice.probe(t, "a CPU-only Deployment without a queue", deployRes, deploymentOf("probe", nil, nil, cpuAlways())),
+		alice.probe(t, "a GPU StatefulSet without a queue", stsRes, statefulSetOf(nil, kaiAlways), "this StatefulSet requests GPUs", refused),
+		alice.probe(t, "a GPU StatefulSet on its team's queue", stsRes, statefulSetOf(own, kaiAlways)),
+		alice.probe(t, "a GPU StatefulSet naming another team's queue", stsRes, statefulSetOf(other, kaiAlways), "queue research is not this team's"),
+		alice.probe(t, "a GPU ReplicaSet on its team's queue", rsRes, replicaSetOf(own, kaiAlways)),
+		alice.probe(t, "a GPU ReplicaSet without a queue", rsRes, replicaSetOf(nil, kaiAlways), "this ReplicaSet requests GPUs", refused),
+		alice.probe(t, "a CPU-only ReplicaSet", rsRes, replicaSetOf(nil, cpuAlways())),
+		alice.probe(t, "a GPU DaemonSet", dsRes, daemonSetOf(kaiAlways), "a DaemonSet that requests GPUs cannot wait in a queue"),
+		alice.probe(t, "a CPU-only DaemonSet", dsRes, daemonSetOf(cpuAlways())),
+		alice.probe(t, "a GPU ReplicationController", rcRes, replicationControllerOf(kaiAlways), "a ReplicationController that requests GPUs cannot wait in a queue"),
+		alice.probe(t, "a CPU-only ReplicationController", rcRes, replicationControllerOf(cpuAlways())),
+
+		// Kubeflow training-operator v1.
+		alice.probe(t, "a GPU PyTorchJob without a queue", pytorchRes, kubeflowJob(t, "pytorchReplicaSpecs", "Worker", nil, kaiGPU), "this PyTorchJob requests GPUs", refused),
+		alice.probe(t, "a GPU PyTorchJob on its team's queue", pytorchRes, kubeflowJob(t, "pytorchReplicaSpecs", "Worker", own, kaiGPU)),
+		alice.probe(t, "a GPU PyTorchJob naming another team's queue", pytorchRes, kubeflowJob(t, "pytorchReplicaSpecs", "Worker", other, kaiGPU), "queue research is not this team's"),
+		alice.probe(t, "a GPU PyTorchJob on the default scheduler", pytorchRes, kubeflowJob(t, "pytorchReplicaSpecs", "Worker", own, gpuPodSpec(gpu, 1)), "set spec.schedulerName: kai-scheduler"),
+		alice.probe(t, "a GPU TFJob without a queue", tfRes, kubeflowJob(t, "tfReplicaSpecs", "Worker", nil, kaiGPU), "this TFJob requests GPUs"),
+		alice.probe(t, "a GPU TFJob on its team's queue", tfRes, kubeflowJob(t, "tfReplicaSpecs", "Worker", own, kaiGPU)),
+		alice.probe(t, "a GPU XGBoostJob without a queue", xgbRes, kubeflowJob(t, "xgbReplicaSpecs", "Worker", nil, kaiGPU), "this XGBoostJob requests GPUs"),
+		alice.probe(t, "a GPU XGBoostJob on its team's queue", xgbRes, kubeflowJob(t, "xgbReplicaSpecs", "Worker", own, kaiGPU)),
+		alice.probe(t, "a GPU PaddleJob without a queue", paddleRes, kubeflowJob(t, "paddleReplicaSpecs", "Worker", nil, kaiGPU), "this PaddleJob requests GPUs"),
+		alice.probe(t, "a GPU PaddleJob naming another team's queue", paddleRes, kubeflowJob(t, "paddleReplicaSpecs", "Worker", other, kaiGPU), "queue research is not this team's"),
+		alice.probe(t, "a GPU JAXJob without a queue", jaxRes, kubeflowJob(t, "jaxReplicaSpecs", "Worker", nil, kaiGPU), "this JAXJob requests GPUs"),
+		alice.probe(t, "a GPU JAXJob on its team's queue", jaxRes, kubeflowJob(t, "jaxReplicaSpecs", "Worker", own, kaiGPU)),
+		alice.probe(t, "a CPU-only JAXJob without a queue", jaxRes, kubeflowJob(t, "jaxReplicaSpecs", "Worker", nil, cpuPodSpec())),
+		alice.probe(t, "a GPU kubeflow.org/v1 MPIJob without a queue", mpiRes, kubeflowJob(t, "mpiReplicaSpecs", "Launcher", nil, kaiGPU), "this MPIJob requests GPUs"),
+		alice.probe(t, "a GPU kubeflow.org/v1 MPIJob on its team's queue", mpiRes, kubeflowJob(t, "mpiReplicaSpecs", "Launcher", own, kaiGPU)),
+
+		// KubeRay, LeaderWorkerSet, JobSet, Trainer v2, AppWrapper.
+		alice.probe(t, "a RayJob with GPU workers without a queue", rayJobRes, custom(nil, map[string]any{"entrypoint": "python x.py", "rayClusterSpec": ray(kaiGPU)}), "this RayJob requests GPUs", refused),
+		alice.probe(t, "a RayJob with GPU workers on its queue", rayJobRes, custom(own, map[string]any{"entrypoint": "python x.py", "rayClusterSpec": ray(kaiGPU)})),
+		alice.probe(t, "a RayJob naming another team's queue", rayJobRes, custom(other, map[string]any{"entrypoint": "python x.py", "rayClusterSpec": ray(kaiGPU)}), "queue research is not this team's"),
+		alice.probe(t, "a CPU-only RayCluster without a queue", rayCluRes, custom(nil, ray(cpuPodSpec()))),
+		alice.probe(t, "a RayCluster with GPU workers without a queue", rayCluRes, custom(nil, ray(kaiGPU)), "this RayCluster requests GPUs"),
+		alice.probe(t, "a RayCluster with GPU workers on its queue", rayCluRes, custom(own, ray(kaiGPU))),
+		alice.probe(t, "a RayCluster with GPU workers on the default scheduler", rayCluRes, custom(own, ray(gpuPodSpec(gpu, 1))), "set spec.schedulerName: kai-scheduler"),
+		alice.probe(t, "a RayService with GPU workers without a queue", raySvcRes, custom(nil, map[string]any{"rayClusterConfig": ray(kaiGPU)}), "this RayService requests GPUs"),
+		alice.probe(t, "a RayService with GPU workers on its queue", raySvcRes, custom(own, map[string]any{"rayClusterConfig": ray(kaiGPU)})),
+		alice.probe(t, "a GPU LeaderWorkerSet without a queue", lwsRes, custom(nil, lws(kaiAlways)), "this LeaderWorkerSet requests GPUs"),
+		alice.probe(t, "a GPU LeaderWorkerSet on its team's queue", lwsRes, custom(own, lws(kaiAlways))),
+		alice.probe(t, "a GPU LeaderWorkerSet naming another team's queue", lwsRes, custom(other, lws(kaiAlways)), "queue research is not this team's"),
+		alice.probe(t, "a GPU JobSet without a queue", jobSetRes, custom(nil, jobSet(kaiGPU, nil)), "this JobSet requests GPUs", refused),
+		alice.probe(t, "a GPU JobSet on its team's queue", jobSetRes, custom(own, jobSet(kaiGPU, nil))),
+		alice.probe(t, "a GPU JobSet with the queue on its pod template only", jobSetRes, custom(nil, jobSet(kaiGPU, own))),
+		alice.probe(t, "a GPU JobSet naming another team's queue", jobSetRes, custom(other, jobSet(kaiGPU, nil)), "queue research is not this team's"),
+		alice.probe(t, "a CPU-only JobSet without a queue", jobSetRes, custom(nil, jobSet(cpuPodSpec(), nil))),
+		alice.probe(t, "a TrainJob leaving resources to its runtime, without a queue", trainRes, custom(nil, trainJob(nil)), "this TrainJob requests GPUs", refused),
+		alice.probe(t, "a TrainJob with GPUs per node on its team's queue", trainRes, custom(own, trainJob(map[string]any{"nvidia.com/gpu": "1"}))),
+		alice.probe(t, "a TrainJob naming another team's queue", trainRes, custom(other, trainJob(map[string]any{"nvidia.com/gpu": "1"})), "queue research is not this team's"),
+		alice.probe(t, "a CPU-only TrainJob without a queue", trainRes, custom(nil, trainJob(map[string]any{"cpu": "4"}))),
+		alice.probe(t, "an AppWrapper without a queue", awRes, custom(nil, appWrapper), "this AppWrapper requests GPUs", refused),
+		alice.probe(t, "an AppWrapper on its team's queue", awRes, custom(own, appWrapper)),
+		alice.probe(t, "an AppWrapper naming another team's queue", awRes, custom(other, appWrapper), "queue research is not this team's"),
+
+		// PodGroups a team makes itself.
 		alice.probe(t, "a PodGroup on another team's queue", podGrpRes, podGroup("research"), "PodGroup queue research is not this team's"),
 		alice.probe(t, "a PodGroup on its team's queue", podGrpRes, podGroup("training")),
-		alice.probe(t, "a GPU CronJob labelled for KAI", cronRes, cronJob(own, nil, onKAI(gpuPodSpec(gpu, 1)))),
 	})
 
 	// The Job controller makes a KAI Job's pods: no queue label, an owner.

@@ -85,18 +85,46 @@ func templates() string {
 	return s
 }
 
+const replicaSpecs = "has(variables.o.spec) ? variables.o.spec.filter(k, k.endsWith('ReplicaSpecs')) : []"
+
+// appWrapperOrTrainJob is true for the kinds taken as GPU work without a
+// template to read (templates: their pod templates' variable).
+func appWrapperOrTrainJob(templates string) string {
+	return "variables.r == 'appwrappers' || variables.r == 'trainjobs' && size(" + templates + ") == 0"
+}
+
+// oldOf reads expr, written for the object, on the old object of an update.
+func oldOf(expr string) string {
+	r := strings.NewReplacer("variables.o.", "variables.old.", "variables.o]", "variables.old]", "variables.replicaSpecs", "variables.oldReplicaSpecs",
+		"variables.templates", "variables.oldTemplates", "variables.metas", "variables.oldMetas")
+	return r.Replace(expr)
+}
+
 func variables(d agreementData, b render.Backend) []admissionv1.Variable {
-	meta := "variables.o.metadata"
+	// Kueue reads a CronJob's queue from the Jobs it makes, and so does
+	// KAI's CronJob grouper (the Job is its top owner): the Jobs carry
+	// spec.jobTemplate's labels, not the CronJob's.
+	meta := "variables.r == 'cronjobs' ? variables.o.spec.?jobTemplate.?metadata.orValue({}) : variables.o.metadata"
+	metas := "[variables.o.metadata] + variables.templates.map(t, t.?metadata.orValue({}))"
+	owned := "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"
 	queueLabel := celString(KueueQueueLabel)
 	queues := "[variables.labels[?" + queueLabel + "].orValue('')]"
 	classes := "variables.gpuTemplates.map(t, t.?spec.?priorityClassName.orValue(''))"
-	if b == render.Kueue {
-		// Kueue reads a CronJob's queue from the Jobs it makes.
-		meta = "variables.r == 'cronjobs' ? variables.o.spec.?jobTemplate.?metadata.orValue({}) : variables.o.metadata"
-	} else {
-		// KAI reads the top owner's label, else the pod's.
+	if b == render.KAI {
+		// KAI reads priority and preemptibility labels of every owner: a
+		// CronJob's Jobs' too.
+		metas = "[variables.o.metadata] + (variables.r == 'cronjobs' ? [variables.o.spec.?jobTemplate.?metadata.orValue({})] : []) + variables.templates.map(t, t.?metadata.orValue({}))"
+		// KAI reads the top owner's label, else the pod's. A kind whose
+		// pod templates the policy cannot read (an AppWrapper, a TrainJob
+		// without resourcesPerNode) must carry the label itself: with no
+		// template, no queue is named.
 		queueLabel = celString(KAIQueueLabel)
-		queues = queueLabel + " in variables.labels ? [variables.labels[" + queueLabel + "]] : variables.templates.map(t, t.?metadata.?labels[?" + queueLabel + "].orValue(''))"
+		queues = queueLabel + " in variables.labels ? [variables.labels[" + queueLabel + "]] : size(variables.templates) == 0 ? [''] : " +
+			"variables.templates.map(t, t.?metadata.?labels[?" + queueLabel + "].orValue(''))"
+		// KAI's podgrouper walks ownerReferences[0] up to the top owner and
+		// reads its queue label, whether or not the reference is a
+		// controller's: any owner a user writes could name another queue.
+		owned = "size(variables.o.metadata.?ownerReferences.orValue([])) > 0"
 		classes += " + variables.metas.map(m, m.?labels[?" + celString(kaiPriorityLabel) + "].orValue(''))"
 	}
 	vs := []admissionv1.Variable{
@@ -116,22 +144,43 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "trusted", Expression: "request.userInfo.username == 'system:kube-controller-manager' || " +
 			"request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && request.userInfo.username.endsWith('-controller') || " +
 			"request.userInfo.username in variables.trustedControllers"},
-		{Name: "replicaSpecs", Expression: "has(variables.o.spec) ? variables.o.spec.filter(k, k.endsWith('ReplicaSpecs')) : []"},
+		{Name: "replicaSpecs", Expression: replicaSpecs},
 		{Name: "templates", Expression: templates()},
 		{Name: "gpuTemplates", Expression: "variables.templates.filter(t, " + asksGPU("t") + ")"},
-		{Name: "requestsGPU", Expression: "size(variables.gpuTemplates) > 0 || variables.r == 'appwrappers' || variables.r == 'trainjobs' && size(variables.templates) == 0"},
+		{Name: "requestsGPU", Expression: "size(variables.gpuTemplates) > 0 || " + appWrapperOrTrainJob("variables.templates")},
 		{Name: "meta", Expression: meta},
 		{Name: "labels", Expression: "variables.meta.?labels.orValue({})"},
-		{Name: "metas", Expression: "[variables.o.metadata] + variables.templates.map(t, t.?metadata.orValue({}))"},
+		{Name: "metas", Expression: metas},
 		{Name: "queues", Expression: queues},
 		{Name: "classes", Expression: classes},
-		{Name: "owned", Expression: "variables.o.metadata.?ownerReferences.orValue([]).exists(x, x.?controller.orValue(false))"},
+		{Name: "owned", Expression: owned},
 		// Exempt from naming a queue: a trusted controller's request, or an
-		// update of an owned object whose owners do not change (it was
-		// made by a controller, or before the guardrails): Kueue lifting
-		// a Job pod's scheduling gate, whoever runs it.
+		// update of an owned GPU object whose owners do not change (a GPU
+		// object with owners was made by a controller, or before the
+		// guardrails): Kueue lifting a Job pod's scheduling gate, whoever
+		// runs it. Not an update that makes an owned object ask for GPUs:
+		// a user may create an owned CPU object. Variables are evaluated
+		// when first used, so a create never reads the old object.
+		{Name: "old", Expression: "dyn(oldObject)"},
+		{Name: "oldReplicaSpecs", Expression: oldOf(replicaSpecs)},
+		{Name: "oldTemplates", Expression: oldOf(templates())},
+		{Name: "oldRequestsGPU", Expression: "variables.oldTemplates.exists(t, " + asksGPU("t") + ") || " + appWrapperOrTrainJob("variables.oldTemplates")},
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
-			"dyn(oldObject).metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([])"},
+			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
+	}
+	if b == render.KAI {
+		// The PodGroup annotations of every metadata, as a list per
+		// metadata, and the old object's.
+		var values []string
+		for _, a := range kaiGroupingAnnotations {
+			values = append(values, "m.?annotations[?"+celString(a)+"].orValue('')")
+		}
+		grouping := "variables.metas.map(m, [" + strings.Join(values, ", ") + "])"
+		vs = append(vs,
+			admissionv1.Variable{Name: "grouping", Expression: grouping},
+			admissionv1.Variable{Name: "oldMetas", Expression: oldOf(metas)},
+			admissionv1.Variable{Name: "oldGrouping", Expression: oldOf(grouping)},
+		)
 	}
 	return vs
 }
@@ -143,6 +192,10 @@ func validations(b render.Backend) []admissionv1.Validation {
 		queueLabel = KAIQueueLabel
 	}
 	ownQueue := "q == '' || q == variables.team || q in variables.queueNames"
+	owner, unowned := "a controller owner", "without a controller ownerReference"
+	if b == render.KAI {
+		owner, unowned = "an owner", "without ownerReferences: KAI\\'s podgrouper reads the queue of the top owner"
+	}
 	v := func(expr, msg string) admissionv1.Validation {
 		return admissionv1.Validation{Expression: expr, MessageExpression: msg, Reason: &forbidden}
 	}
@@ -153,7 +206,7 @@ func validations(b render.Backend) []admissionv1.Validation {
 		// would make the scheduler skip the object or read another
 		// object's queue.
 		v("variables.exempt || !variables.requestsGPU || !variables.owned",
-			"'this ' + variables.o.kind + ' requests GPUs and names a controller owner, but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it without a controller ownerReference'"),
+			"'this ' + variables.o.kind + ' requests GPUs and names "+owner+", but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it "+unowned+"'"),
 		v("variables.exempt || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
 			"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
 		// Trusted requests too: a label, where present, routes quota.
@@ -174,11 +227,17 @@ func validations(b render.Backend) []admissionv1.Validation {
 			"'priority ' + variables.labels["+prio+"] + ' is not a priority of the agreement ' + variables.pool + ' (' + variables.priorities.join(', ') + '): set the label "+KueuePriorityLabel+" to one of them'"))
 	case render.KAI:
 		out = append(out,
-			v("variables.gpuTemplates.all(t, t.?spec.?schedulerName.orValue('') == "+celString(KAIScheduler)+")",
+			// A TrainJob's pods get their scheduler from its runtime: the
+			// JobSet the trainer makes from it is checked here.
+			v("variables.r == 'trainjobs' || variables.gpuTemplates.all(t, t.?spec.?schedulerName.orValue('') == "+celString(KAIScheduler)+")",
 				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': set spec.schedulerName: "+KAIScheduler+"; on the default scheduler it would bypass the team\\'s queue'"),
 			v("!variables.requestsGPU || variables.metas.all(m, m.?labels[?"+celString(kaiPreemptibilityLabel)+"].orValue('preemptible') == 'preemptible')",
 				"'the label "+kaiPreemptibilityLabel+" may only make GPU work preemptible' + "+inNamespace+" + ': the agreement\\'s priorities decide what is not'"),
-			v("variables.exempt || !variables.requestsGPU || !variables.metas.exists(m, m.?annotations.orValue({}).exists(k, k in "+celList(kaiGroupingAnnotations)+"))",
+			// Not exempt by owner: a user re-pointing a controller's GPU
+			// pod at another queue's PodGroup. An update that keeps the
+			// podgrouper's annotation of a GPU object is not checked.
+			v("variables.trusted || !variables.requestsGPU || (request.operation == 'UPDATE' && variables.oldRequestsGPU ? "+
+				"variables.grouping == variables.oldGrouping : variables.grouping.all(g, g.all(a, a == '')))",
 				"'this ' + variables.o.kind + ' chooses its own PodGroup (annotation pod-group-name or kai.scheduler/skip-podgrouper)' + "+inNamespace+" + ': leave grouping to KAI\\'s podgrouper, which reads the label "+KAIQueueLabel+"'"),
 			v("variables.exempt || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') == variables.team",
 				"'PodGroup queue ' + variables.o.spec.?queue.orValue('') + ' is not this team\\'s' + "+inNamespace+" + ': set spec.queue: ' + variables.team"),

@@ -46,6 +46,18 @@ func owned(p *corev1.Pod, kind string) *corev1.Pod {
 	return p
 }
 
+// forgedOwner gives d a controller owner, as a user may write one.
+func forgedOwner(d *appsv1.Deployment) *appsv1.Deployment {
+	d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u", Controller: ptrTrue()}}
+	return d
+}
+
+// plainOwned gives p an owner that is no controller's.
+func plainOwned(p *corev1.Pod) *corev1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o", UID: "u"}}
+	return p
+}
+
 func withSpec(p *corev1.Pod, f func(*corev1.PodSpec)) *corev1.Pod { f(&p.Spec); return p }
 
 func withAnnotations(p *corev1.Pod, kv ...string) *corev1.Pod {
@@ -245,7 +257,14 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"a scheduling gate lifted from a Job's pod by an untrusted account": {update("kueue-as-admin", withSpec(owned(pod(nil, gpu), "Job"), func(s *corev1.PodSpec) {
 			s.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/topology"}}
 		}), owned(pod(nil, gpu), "Job")), nil},
-		"an owner added by update":            {update("alice", pod(own, gpu), owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		"an owner added by update": {update("alice", pod(own, gpu), owned(pod(own, gpu), "Job")), []string{"names a controller owner"}},
+		// A user may create an owned CPU object; made to ask for GPUs by an
+		// update, it is checked as a create: its owner could name another
+		// queue, or make Kueue skip it.
+		"an owned CPU Deployment updated to ask for GPUs": {request{gvr: deployGVR, user: "alice",
+			old: forgedOwner(deployment(own, nil, spec(cpuContainer()))), obj: forgedOwner(deployment(own, nil, spec(gpu)))}, []string{"names a controller owner"}},
+		"an owned GPU Deployment relabelled by a user": {request{gvr: deployGVR, user: "alice",
+			old: forgedOwner(deployment(own, nil, spec(gpu))), obj: forgedOwner(deployment(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), nil, spec(gpu)))}, nil},
 		"a bound pod relabelled on its queue": {update("alice", withSpec(pod(own, gpu), func(s *corev1.PodSpec) { s.NodeName = "n" }), withSpec(pod(labels("kueue.x-k8s.io/queue-name", "training", "app", "x"), gpu), func(s *corev1.PodSpec) { s.NodeName = "n" })), nil},
 	}
 	runCases(t, r, tests)
@@ -271,14 +290,45 @@ func TestKAIQueuePolicy(t *testing.T) {
 		return crd("scheduling.run.ai/v2alpha2", "PodGroup", nil, map[string]any{"queue": queue, "minMember": int64(1)})
 	}
 	grouped := withAnnotations(onKAI(pod(own, gpu)), "pod-group-name", "pg-research")
+	kaiCron := func(l, jobLabels map[string]string) runtime.Object {
+		c := cronJob(jobLabels, gpu)
+		c.Labels = l
+		c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"
+		return c
+	}
 	tests := map[string]policyCase{
-		"GPU pod on the default scheduler":                 {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
-		"GPU pod naming another team's queue":              {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
-		"bare GPU pod without a queue label":               {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
-		"GPU pod as the agreement wants":                   {req(podsGVR, onKAI(pod(own, gpu))), nil},
-		"GPU pod by the Job controller":                    {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
-		"a trusted pod on the default scheduler":           {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
-		"a pod owned by a labelled ConfigMap":              {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names a controller owner"}},
+		"GPU pod on the default scheduler":       {req(podsGVR, pod(own, gpu)), []string{"set spec.schedulerName: kai-scheduler"}},
+		"GPU pod naming another team's queue":    {req(podsGVR, onKAI(pod(labels("kai.scheduler/queue", "research"), gpu))), []string{"queue research is not this team's"}},
+		"bare GPU pod without a queue label":     {req(podsGVR, onKAI(pod(nil, gpu))), []string{"add the label kai.scheduler/queue: training"}},
+		"GPU pod as the agreement wants":         {req(podsGVR, onKAI(pod(own, gpu))), nil},
+		"GPU pod by the Job controller":          {request{gvr: podsGVR, obj: owned(onKAI(pod(nil, gpu)), "Job"), user: jobController}, nil},
+		"a trusted pod on the default scheduler": {request{gvr: podsGVR, obj: owned(pod(nil, gpu), "Job"), user: jobController}, []string{"set spec.schedulerName"}},
+		"a pod owned by a labelled ConfigMap":    {req(podsGVR, owned(onKAI(pod(own, gpu)), "ConfigMap")), []string{"names an owner, but alice is not a trusted controller in namespace training of team training (tenancy agreement gpu-pool): create it without ownerReferences: KAI's podgrouper reads the queue of the top owner"}},
+		// KAI's podgrouper follows ownerReferences[0] whether or not it is
+		// a controller's: a ConfigMap labelled with research's queue would
+		// put this pod on research's queue.
+		"a pod with a non-controller owner":     {req(podsGVR, plainOwned(onKAI(pod(own, gpu)))), []string{"names an owner"}},
+		"a CPU pod with a non-controller owner": {req(podsGVR, plainOwned(pod(nil, cpuContainer()))), nil},
+		"an owned CPU pod made to ask for a fractional GPU by update": {request{gvr: podsGVR, user: "alice",
+			old: plainOwned(onKAI(pod(own, cpuContainer()))), obj: withAnnotations(plainOwned(onKAI(pod(own, cpuContainer()))), "gpu-fraction", "0.5")}, []string{"names an owner"}},
+		// The PodGroup annotations are the podgrouper's, on updates of a
+		// controller's pods too.
+		"a user re-pointing a Job's GPU pod at another PodGroup": {request{gvr: podsGVR, user: "alice",
+			old: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-research")}, []string{"chooses its own PodGroup"}},
+		"a user making the podgrouper skip a Job's GPU pod": {request{gvr: podsGVR, user: "alice",
+			old: owned(onKAI(pod(nil, gpu)), "Job"), obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "kai.scheduler/skip-podgrouper", "true")}, []string{"chooses its own PodGroup"}},
+		"a user relabelling its grouped GPU pod": {request{gvr: podsGVR, user: "alice",
+			old: grouped, obj: withAnnotations(onKAI(pod(labels("kai.scheduler/queue", "training", "app", "x"), gpu)), "pod-group-name", "pg-research")}, nil},
+		"the podgrouper annotating a Job's pod": {request{gvr: podsGVR, obj: withAnnotations(owned(onKAI(pod(nil, gpu)), "Job"), "pod-group-name", "pg-j"), old: owned(onKAI(pod(nil, gpu)), "Job"), user: podGrouper}, nil},
+		// No pod template to read a queue from: the label on the object.
+		"an AppWrapper without a queue":  {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", nil, map[string]any{"components": []any{}})), []string{"add the label kai.scheduler/queue: training"}},
+		"an AppWrapper on its queue":     {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", own, map[string]any{"components": []any{}})), nil},
+		"a TrainJob without a queue":     {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", nil, map[string]any{"runtimeRef": map[string]any{"name": "torch"}})), []string{"add the label kai.scheduler/queue: training"}},
+		"an AppWrapper on another queue": {req(appWrapperGVR, crd("workload.codeflare.dev/v1beta2", "AppWrapper", labels("kai.scheduler/queue", "research"), map[string]any{"components": []any{}})), []string{"queue research is not this team's"}},
+		// Its runtime names the scheduler; the trainer's JobSet is checked.
+		"a GPU TrainJob per node on its queue": {req(trainJobGVR, crd("trainer.kubeflow.org/v1alpha1", "TrainJob", own, map[string]any{
+			"runtimeRef": map[string]any{"name": "torch"}, "trainer": map[string]any{"resourcesPerNode": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "8"}}},
+		})), nil},
 		"CPU pod on the default scheduler":                 {req(podsGVR, pod(nil, cpuContainer())), nil},
 		"GPU Job without a queue label":                    {req(jobsGVR, kaiJob(nil)), []string{"add the label kai.scheduler/queue: training"}},
 		"GPU Job with its queue label":                     {req(jobsGVR, kaiJob(own)), nil},
@@ -307,12 +357,13 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"a PodGroup on another team's queue":             {req(podGroupGVR, podGroup("research")), []string{"PodGroup queue research is not this team's"}},
 		"a PodGroup on its team's queue":                 {req(podGroupGVR, podGroup("training")), nil},
 		"the podgrouper's PodGroup on the default queue": {request{gvr: podGroupGVR, obj: podGroup("default-queue"), user: podGrouper}, nil},
-		"a CronJob labelled for KAI": {req(cronJobsGVR, func() runtime.Object {
-			c := cronJob(nil, gpu)
-			c.Labels = own
-			c.Spec.JobTemplate.Spec.Template.Spec.SchedulerName = "kai-scheduler"
-			return c
-		}()), nil},
+		// KAI's CronJob grouper reads the Job's labels, which are the
+		// jobTemplate's, then the pod's: never the CronJob's own.
+		"a CronJob with its jobTemplate on its queue":            {req(cronJobsGVR, kaiCron(nil, own)), nil},
+		"a CronJob with the queue on itself only":                {req(cronJobsGVR, kaiCron(own, nil)), []string{"add the label kai.scheduler/queue: training"}},
+		"a CronJob with another team's queue on its jobTemplate": {req(cronJobsGVR, kaiCron(own, labels("kai.scheduler/queue", "research"))), []string{"queue research is not this team's"}},
+		"a CronJob whose jobTemplate is non-preemptible": {req(cronJobsGVR, kaiCron(nil, labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"))),
+			[]string{"may only make GPU work preemptible"}},
 	}
 	runCases(t, r, tests)
 }

@@ -3,6 +3,7 @@ package kai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,7 @@ func useAgreement(t *testing.T, objs []*obj) {
 		t.Fatalf("apply agreement: %v", err)
 	}
 	prune(t, want, pruneKinds)
+	waitPolicyData(t, objs)
 	waitFor(t, "the rendered queues to exist", func(ctx context.Context) (bool, string) {
 		for _, o := range objs {
 			if o.GetKind() != "Queue" {
@@ -130,6 +132,58 @@ func useAgreement(t *testing.T, objs []*obj) {
 		}
 		return true, ""
 	})
+}
+
+// waitPolicyData waits, when objs hold a queue policy, until the API server
+// checks against this agreement's data: the admission plugin reads policies
+// through an informer, so for a moment after an apply it still refuses a
+// GPU resource or priority of the new agreement as the previous agreement's
+// policy would. The probe is a dry-run pod in a team namespace on its
+// queue, asking for each of the agreement's GPU resources, with each of its
+// priorities; any refusal but the policy's (a quota's) means the policy let
+// it through.
+func waitPolicyData(t *testing.T, objs []*obj) {
+	t.Helper()
+	var vap, team *obj
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "ValidatingAdmissionPolicy":
+			vap = o
+		case o.GetKind() == "Namespace" && o.GetLabels()["tenancy.dev/team"] != "" && team == nil:
+			team = o
+		}
+	}
+	if vap == nil || team == nil {
+		return
+	}
+	list := func(name string) []string {
+		vars, _, _ := unstructured.NestedSlice(vap.Object, "spec", "variables")
+		for _, v := range vars {
+			m, _ := v.(map[string]any)
+			if m["name"] != name {
+				continue
+			}
+			var out []string
+			if err := json.Unmarshal([]byte(fmt.Sprint(m["expression"])), &out); err != nil {
+				t.Fatalf("policy variable %s is no list literal: %v", name, err)
+			}
+			return out
+		}
+		t.Fatalf("the policy has no variable %s", name)
+		return nil
+	}
+	w := work{ns: team.GetName(), queue: team.GetLabels()["tenancy.dev/team"]}
+	priorities := append(list("priorities"), "")
+	for _, res := range list("gpus") {
+		for _, prio := range priorities {
+			w.res, w.priority = corev1.ResourceName(res), prio
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-data", Namespace: w.ns, Labels: w.podLabels()}, Spec: w.podSpec()}
+			waitFor(t, fmt.Sprintf("the agreement's data in force (%s, priority %q)", res, prio), func(ctx context.Context) (bool, string) {
+				_, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy"), fmt.Sprint(err)
+			})
+		}
+	}
 }
 
 // prune deletes the tenancy-managed objects of kinds that want does not hold.

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 )
 
 // KAIOptions says what the KAI control plane runs.
@@ -101,6 +107,9 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		"garbage-collector-controller", "namespace-controller", "resourcequota-controller",
 		"serviceaccount-controller", "root-ca-certificate-publisher-controller",
 		"node-lifecycle-controller", "validatingadmissionpolicy-status-controller",
+		// The built-in admin role a team's namespace admin is bound to,
+		// with the CRD kinds aggregated into it.
+		"clusterrole-aggregation-controller",
 	}
 	if err := cp.start(base, "kube-controller-manager", []string{
 		"--kubeconfig=" + cp.Kubeconfig,
@@ -112,7 +121,10 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		fmt.Sprintf("--secure-port=%d", kcmPort),
 		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
 		"--root-ca-file=" + pk.CACert,
-		"--use-service-account-credentials=false",
+		// As kubeadm runs it: each controller with its own service account
+		// (system:serviceaccount:kube-system:<name>-controller), whom the
+		// guardrails trust to make pods from a checked parent.
+		"--use-service-account-credentials=true",
 		"--node-monitor-period=1s",
 		"--v=1",
 	}, nil); err != nil {
@@ -152,8 +164,21 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 
 	// KAI. Every component reads KUBECONFIG (controller-runtime's
 	// GetConfigOrDie); each gets its own loopback ports instead of the
-	// in-cluster :8080/:8081.
-	kenv := []string{"KUBECONFIG=" + cp.Kubeconfig}
+	// in-cluster :8080/:8081, and runs as the service account KAI's
+	// operator gives it (its deployment's name, in kai-scheduler): the
+	// guardrails trust the pod-grouper, binder and podgroup-controller by
+	// those names, as they do in a cluster.
+	kenv := map[string][]string{}
+	for _, c := range []struct{ name, sa string }{
+		{"queuecontroller", "queue-controller"}, {"podgroupcontroller", "podgroup-controller"},
+		{"podgrouper", "pod-grouper"}, {"binder", "binder"}, {"scheduler", "scheduler"},
+	} {
+		path, err := cp.serviceAccountKubeconfig(ctx, pk, KAINamespace, c.sa)
+		if err != nil {
+			return nil, fmt.Errorf("%s's service account: %w", c.name, err)
+		}
+		kenv[c.name] = []string{"KUBECONFIG=" + path}
+	}
 	schedConf := filepath.Join(opts.Dir, "kai-scheduler-config.yaml")
 	if err := os.WriteFile(schedConf, []byte(KAISchedulerConfig), 0o600); err != nil {
 		return nil, err
@@ -215,7 +240,7 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		}},
 	}
 	for _, s := range steps {
-		if err := cp.start(base, s.name, s.args, kenv); err != nil {
+		if err := cp.start(base, s.name, s.args, kenv[s.name]); err != nil {
 			return nil, err
 		}
 		if s.health != "" {
@@ -305,4 +330,48 @@ func readCRDDir(dir string) ([]*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("no CRDs in %s", dir)
 	}
 	return out, nil
+}
+
+// serviceAccountKubeconfig creates service account sa in ns, bound to
+// cluster-admin (KAI's chart grants each component its own role; the
+// suite checks scheduling, not KAI's RBAC), and writes a kubeconfig with a
+// token for it that outlives any run.
+func (cp *ControlPlane) serviceAccountKubeconfig(ctx context.Context, pk *pki, ns, sa string) (string, error) {
+	kube := cp.Kube
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "tenancy-e2e-kai-" + sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](48 * 3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	path := filepath.Join(cp.Dir, sa+".kubeconfig")
+	return path, os.WriteFile(path, fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    token: %s
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: %s
+current-context: e2e
+`, cp.Config.Host, b64(pk.caPEM), sa, tok.Status.Token, sa), 0o600)
 }
