@@ -65,8 +65,17 @@ func (r Renderer) Check(p *plan.Agreement) diag.List {
 	}
 	for i := range p.Teams {
 		t := &p.Teams[i]
+		// A team that never lends outside its windows sits in KAI's
+		// reserved subtree (render/kai's ReservedSuffix; families do not
+		// import each other), whose limit is its quota: a window's larger
+		// borrow raises the team's own limit to no effect.
+		reserved := t.Department == "" && gpu.TeamSum(p, t, gpu.InGPUs, nil).NeverLends()
 		for _, w := range t.Windows {
 			for _, q := range w.Quotas {
+				if reserved && q.Borrow > t.Quota(q.Flavor).Borrow {
+					rep.Warnf(field.ErrorTypeNotSupported, q.Origin.Borrow.Pos, q.Origin.Borrow.Path,
+						"kai: team %s never lends outside its windows, so it sits in the %s-reserved subtree, whose limit equals its quota: the window's borrow (%d of flavor %s) cannot act there; give the team a lendable above zero (see docs/kai.md)", t.Name, p.Name, q.Borrow, q.Flavor)
+				}
 				if q.Lendable != t.Quota(q.Flavor).Lendable {
 					rep.Warnf(field.ErrorTypeNotSupported, q.Origin.Lendable.Pos, q.Origin.Lendable.Path,
 						"kai: KAI has no lending limit, so the window's lendable (%d of flavor %s) is not applied: outside and inside the window, KAI lends what the team's place in the queue tree allows (see docs/kai.md); only the window's borrow is", q.Lendable, q.Flavor)

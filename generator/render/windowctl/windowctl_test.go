@@ -126,6 +126,40 @@ func TestKAIWarnsAboutLending(t *testing.T) {
 	}
 }
 
+// TestKAIWarnsAboutReservedBorrow: under KAI a team that never lends sits
+// in the reserved subtree, where a window's borrow cannot act
+// (TestKAIWindowBorrow in test/e2e/kai found it); one that lends can.
+func TestKAIWarnsAboutReservedBorrow(t *testing.T) {
+	for _, c := range []struct {
+		name, lendable string
+		want           bool
+	}{
+		{"never lends", "0", true},
+		{"lends 2", "2", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(issue, "lendable = 6\n", "borrow = 4\n", 1)
+			src = strings.Replace(src, "guaranteed = 8\nlendable = 0\n", "guaranteed = 8\nlendable = "+c.lendable+"\n", 1)
+			res, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.KAI})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bool
+			for _, w := range res.Warnings {
+				if strings.Contains(w.Message, "the window's borrow (4 of flavor h100) cannot act there") {
+					got = true
+					if w.Pos.Line != 13 || w.Path.String() != "teams.inference.windows[0].borrow" {
+						t.Errorf("warning at %d %s, want line 13 teams.inference.windows[0].borrow", w.Pos.Line, w.Path)
+					}
+				}
+			}
+			if got != c.want {
+				t.Errorf("reserved-borrow warning %v, want %v; warnings: %v", got, c.want, res.Warnings)
+			}
+		})
+	}
+}
+
 // TestNoWindowNoController: agreements without windows render as before.
 func TestNoWindowNoController(t *testing.T) {
 	src := strings.Split(issue, "[[teams")[0] + "[teams.research]\nguaranteed = 8\n"
