@@ -1,39 +1,18 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/windowsproc"
 )
-
-// windowController is a `tenancy windows` process of the repository's
-// binary against the suite's control plane.
-type windowController struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-}
-
-func (w *windowController) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.Write(p)
-}
-
-func (w *windowController) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
-}
 
 // fakeClock maps real time to the controllers' clock: every controller the
 // test starts gets the same clock, also after a restart.
@@ -49,10 +28,9 @@ func (c fakeClock) until(fake time.Time) time.Duration { return fake.Sub(c.now()
 
 // startWindows starts a controller; it runs until the test (top, not the
 // subtest that started it) ends.
-func startWindows(t, top *testing.T, agreement, identity string, clock fakeClock) *windowController {
+func startWindows(t, top *testing.T, agreement, identity string, clock fakeClock) *windowsproc.Controller {
 	t.Helper()
-	w := &windowController{}
-	w.cmd = exec.Command(env.tenancy, "windows",
+	w, err := windowsproc.Start(env.tenancy,
 		"--agreement", agreement,
 		"--kubeconfig", env.cp.Kubeconfig,
 		"--namespace", "default",
@@ -60,19 +38,11 @@ func startWindows(t, top *testing.T, agreement, identity string, clock fakeClock
 		"--identity", identity,
 		"--metrics-address", "127.0.0.1:0",
 		"--fake-start", clock.now().Format(time.RFC3339Nano))
-	w.cmd.Stdout, w.cmd.Stderr = w, w
-	if err := w.cmd.Start(); err != nil {
+	if err != nil {
 		t.Fatalf("start tenancy windows: %v", err)
 	}
-	top.Cleanup(func() { w.stop() })
+	top.Cleanup(w.Stop)
 	return w
-}
-
-func (w *windowController) stop() {
-	if w.cmd.ProcessState == nil && w.cmd.Process != nil {
-		w.cmd.Process.Kill()
-		w.cmd.Wait()
-	}
 }
 
 // lendingLimit is inference's h100 lendingLimit as the API server has it.
@@ -142,7 +112,7 @@ func TestWindow(t *testing.T) {
 	first := startWindows(t, t, agreement, "first", clock)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("controller log:\n%s", first.log())
+			t.Logf("controller log:\n%s", first.Log())
 		}
 	})
 
@@ -168,15 +138,15 @@ func TestWindow(t *testing.T) {
 			t.Logf("admitted %s after the opening edge", late.Round(100*time.Millisecond))
 		}
 		waitUsage(t, "research", h100, gpu, usage{total: 14, borrowed: 6})
-		if !strings.Contains(first.log(), "opened") {
-			t.Errorf("no opening in the controller's log:\n%s", first.log())
+		if !strings.Contains(first.Log(), "opened") {
+			t.Errorf("no opening in the controller's log:\n%s", first.Log())
 		}
 	})
 
-	second := (*windowController)(nil)
+	second := (*windowsproc.Controller)(nil)
 	top := t
 	t.Run("restart-mid-window-restores", func(t *testing.T) {
-		first.stop()
+		first.Stop()
 		// A sync of the rendered objects puts the value outside the window back.
 		if _, err := env.cp.Applier.Apply(ctxFor(t), byKind(objs, "ClusterQueue"), false); err != nil {
 			t.Fatal(err)
@@ -193,7 +163,7 @@ func TestWindow(t *testing.T) {
 	t.Run("second-replica-waits", func(t *testing.T) {
 		second = startWindows(t, top, agreement, "second", clock)
 		time.Sleep(5 * time.Second)
-		if log := second.log(); strings.Contains(log, "leads") || !strings.Contains(log, "waits") {
+		if log := second.Log(); strings.Contains(log, "leads") || !strings.Contains(log, "waits") {
 			t.Errorf("the second replica's log:\n%s", log)
 		}
 		lease, err := env.cp.Kube.CoordinationV1().Leases("default").Get(ctxFor(t), "tenancy-windows-e2e", metav1.GetOptions{})
@@ -223,8 +193,8 @@ func TestWindow(t *testing.T) {
 		if s := state(t, borrower); s.admitted && s.preemptedReason == "" {
 			t.Errorf("the borrower still holds inference's GPUs: %+v", s)
 		}
-		if strings.Contains(second.log(), "leads") {
-			t.Errorf("the second replica led while the first was running:\n%s", second.log())
+		if strings.Contains(second.Log(), "leads") {
+			t.Errorf("the second replica led while the first was running:\n%s", second.Log())
 		}
 	})
 }

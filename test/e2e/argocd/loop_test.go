@@ -266,7 +266,7 @@ func TestWindowSync(t *testing.T) {
 		return applied.lendingLimit == 6 && applied.windowOwns, nil
 	})
 	if err != nil {
-		t.Fatalf("the controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.log())
+		t.Fatalf("the controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.Log())
 	}
 	// keeps asserts the window's value is live exactly as the controller
 	// applied it, and the Application Synced with it.
@@ -355,14 +355,14 @@ func TestWindowSync(t *testing.T) {
 	})
 
 	t.Run("without-RespectIgnoreDifferences-a-sync-reverts", func(t *testing.T) {
-		w.stop()
+		w.Stop()
 		w = startWindowsController(t, agreement, windowStart, "e2e-again")
 		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			applied = inferenceQueue(ctx, t)
 			return applied.lendingLimit == 6 && applied.windowOwns, nil
 		})
 		if err != nil {
-			t.Fatalf("the restarted controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.log())
+			t.Fatalf("the restarted controller did not apply the window's lendingLimit 6: %s\n%s", applied, w.Log())
 		}
 		keeps(t, "after the restart")
 		// As `argocd app sync` of an Application without the option, or

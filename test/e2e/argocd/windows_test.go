@@ -1,15 +1,12 @@
 package argocd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/windowsproc"
 )
 
 // TestWindowSync (in loop_test.go, so that TestRemoveTeam stays last) uses
@@ -58,27 +57,6 @@ lendable = 6
 `, 1))
 }
 
-// windowsController is a `tenancy windows` process against the
-// destination cluster, out of cluster: no kubelet runs here to run the
-// rendered Deployment's pods.
-type windowsController struct {
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func (w *windowsController) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.out.Write(p)
-}
-
-func (w *windowsController) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.out.String()
-}
-
 // startWindowsController runs the controller on agreement with its clock
 // starting at start. It applies once at start-up, then at edges and every
 // --resync; the resync is an hour so that it applies exactly once during
@@ -86,14 +64,13 @@ func (w *windowsController) log() string {
 // being repaired within the default 30 s. Each identity has a Lease of its
 // own, so a restarted controller need not wait for a killed one's to
 // expire.
-func startWindowsController(t *testing.T, agreement []byte, start time.Time, identity string) *windowsController {
+func startWindowsController(t *testing.T, agreement []byte, start time.Time, identity string) *windowsproc.Controller {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tenancy.toml")
 	if err := os.WriteFile(file, agreement, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &windowsController{}
-	w.cmd = exec.Command(env.tenancy, "windows",
+	w, err := windowsproc.Start(env.tenancy,
 		"--agreement", file,
 		"--kubeconfig", env.cp.Kubeconfig,
 		"--namespace", "default",
@@ -102,24 +79,16 @@ func startWindowsController(t *testing.T, agreement []byte, start time.Time, ide
 		"--metrics-address", "127.0.0.1:0",
 		"--resync", "1h",
 		"--fake-start", start.Format(time.RFC3339))
-	w.cmd.Stdout, w.cmd.Stderr = w, w
-	if err := w.cmd.Start(); err != nil {
+	if err != nil {
 		t.Fatalf("start tenancy windows: %v", err)
 	}
 	t.Cleanup(func() {
-		w.stop()
+		w.Stop()
 		if t.Failed() {
-			t.Logf("tenancy windows log:\n%s", w.log())
+			t.Logf("tenancy windows log:\n%s", w.Log())
 		}
 	})
 	return w
-}
-
-func (w *windowsController) stop() {
-	if w.cmd.ProcessState == nil && w.cmd.Process != nil {
-		w.cmd.Process.Kill()
-		w.cmd.Wait()
-	}
 }
 
 // queueState is what the check reads of inference's ClusterQueue.

@@ -1,18 +1,17 @@
 package kai
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/windowsproc"
 )
 
 // queueGPULimit is a KAI Queue's spec.resources.gpu.limit as the API
@@ -33,24 +32,6 @@ func queueGPULimit(ctx context.Context, name string) (float64, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("queue %s: gpu limit %v (%T)", name, v, v)
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestKAIWindowBorrow: a lending window's borrow in the real KAI. Outside
@@ -91,8 +72,7 @@ func TestKAIWindowBorrow(t *testing.T) {
 	})
 
 	// 12:00 UTC on a Monday: inside the window, which is every day.
-	out := &lockedBuffer{}
-	cmd := exec.Command(env.tenancy, "windows",
+	w, err := windowsproc.Start(env.tenancy,
 		"--agreement", filepath.Join(env.repoRoot, path),
 		"--backend", "kai",
 		"--kubeconfig", env.cp.Kubeconfig,
@@ -101,15 +81,13 @@ func TestKAIWindowBorrow(t *testing.T) {
 		"--identity", "kai-e2e",
 		"--metrics-address", "127.0.0.1:0",
 		"--fake-start", time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).Format(time.RFC3339))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	if err != nil {
 		t.Fatalf("start tenancy windows: %v", err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		w.Stop()
 		if t.Failed() {
-			t.Logf("tenancy windows said:\n%s", out.String())
+			t.Logf("tenancy windows said:\n%s", w.Log())
 		}
 	})
 	waitFor(t, "training's Queue gpu limit 16 inside the window", func(ctx context.Context) (bool, string) {
