@@ -1,9 +1,10 @@
 package controlplane
 
 import (
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -354,24 +355,6 @@ func (cp *ControlPlane) serviceAccountKubeconfig(ctx context.Context, pk *pki, n
 	if err != nil {
 		return "", err
 	}
-	b64 := base64.StdEncoding.EncodeToString
 	path := filepath.Join(cp.Dir, sa+".kubeconfig")
-	return path, os.WriteFile(path, fmt.Appendf(nil, `apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %s
-  user:
-    token: %s
-contexts:
-- name: e2e
-  context:
-    cluster: e2e
-    user: %s
-current-context: e2e
-`, cp.Config.Host, b64(pk.caPEM), sa, tok.Status.Token, sa), 0o600)
+	return path, os.WriteFile(path, kubeconfigFor(cp.Config.Host, pk.caPEM, sa, &clientcmdapi.AuthInfo{Token: tok.Status.Token}), 0o600)
 }

@@ -1,11 +1,13 @@
 package controlplane
 
 import (
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -275,24 +277,24 @@ func tlsConfig(p *pki) (*tls.Config, error) {
 
 // kubeconfig renders a kubeconfig for the admin certificate.
 func kubeconfig(server string, p *pki) []byte {
-	b64 := base64.StdEncoding.EncodeToString
-	return fmt.Appendf(nil, `apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: admin
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-contexts:
-- name: e2e
-  context:
-    cluster: e2e
-    user: admin
-current-context: e2e
-`, server, b64(p.caPEM), b64(p.adminCertPEM), b64(p.adminKeyPEM))
+	return kubeconfigFor(server, p.caPEM, "admin", &clientcmdapi.AuthInfo{
+		ClientCertificateData: p.adminCertPEM, ClientKeyData: p.adminKeyPEM,
+	})
+}
+
+// kubeconfigFor renders a kubeconfig of one cluster (server, trusting caPEM)
+// and one user, with client-go's own writer, so every kubeconfig the suites
+// hand to a component is one the component's loader reads.
+func kubeconfigFor(server string, caPEM []byte, user string, auth *clientcmdapi.AuthInfo) []byte {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = auth
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: user}
+	cfg.CurrentContext = "e2e"
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		// Write only fails to encode a Config it built itself.
+		panic(fmt.Sprintf("encode kubeconfig: %v", err))
+	}
+	return out
 }
