@@ -77,7 +77,11 @@ test-argocd: skipreport
 # plane of its own and shares nothing with the Kueue one, so it runs beside
 # the control-plane package and the warm suite stays near its 10-minute
 # budget; go test still prints each package's output whole, in order.
+# e2e-binaries first builds every third-party binary the packages use, one
+# after the other: built by the packages themselves under -p 2, two cold
+# builds compete for the 2 cores and each takes three times as long.
 e2e:
+	cd test/e2e && $(GO) run ./cmd/e2e-binaries
 	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m . ./monitoring/ ./kai/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
