@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/workload"
 )
 
 // The reference agreement (root tenancy.toml): 32 H100s in one cohort;
@@ -594,9 +595,9 @@ func TestIsolationBetweenTeams(t *testing.T) {
 	})
 	// The API server drops the pruned policies from an informer, a moment
 	// after they are deleted.
-	probe := guardJob("research", "sneaky", map[string]string{queueKey: "into-training"}, gpuPodSpec(gpu, 1))
+	probe := workload.JobOf("research", "sneaky", map[string]string{queueKey: "into-training"}, workload.GPUPodSpec(gpu, 1))
 	waitFor(t, "the queue policies no longer enforced", func(ctx context.Context) (bool, string) {
-		err := jobAttempt("probe", probe).create(ctx)
+		err := jobAttempt("probe", probe).Create(ctx)
 		return err == nil, fmt.Sprint(err)
 	})
 	sneaky := submit(t, job{ns: "research", queue: "into-training", name: "sneaky", pods: 1, gpus: 1})
@@ -748,7 +749,7 @@ func TestMultiFlavorMIG(t *testing.T) {
 	migResource = "nvidia.com/mig-1g.10gb"
 	// The guardrails refuse GPU resources the agreement does not share
 	// until the API server has this agreement's policy in force.
-	waitParams(t, podAttempt("a MIG pod on the notebooks queue", guardPod("notebooks", "mig-probe", map[string]string{queueKey: localQueueFor(t, objs, "notebooks")}, gpuPodSpec(corev1.ResourceName(migResource), 1))))
+	waitParams(t, podAttempt("a MIG pod on the notebooks queue", workload.PodOf("notebooks", "mig-probe", map[string]string{queueKey: localQueueFor(t, objs, "notebooks")}, workload.GPUPodSpec(corev1.ResourceName(migResource), 1))))
 	nb := submit(t, job{ns: "notebooks", queue: localQueueFor(t, objs, "notebooks"), name: "notebook", pods: 1, gpus: 7, resource: corev1.ResourceName(migResource)})
 	s := waitAdmitted(t, nb)
 	if s.flavors[migResource] != migFlavor {

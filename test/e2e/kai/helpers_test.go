@@ -212,8 +212,9 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 	}
 }
 
-// clearWorkloads deletes every Job, Deployment and Pod of the work
-// namespaces and waits until no pod is left, so KAI's queues start empty.
+// clearWorkloads deletes every workload of a built-in kind and every Pod of
+// the work namespaces and waits until no pod is left, so KAI's queues start
+// empty.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
 	ctx := ctxFor(t)
@@ -222,6 +223,10 @@ func clearWorkloads(t *testing.T) {
 		_ = env.cp.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
 		_ = env.cp.Kube.AppsV1().Deployments(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
 		_ = env.cp.Kube.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.AppsV1().StatefulSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.AppsV1().DaemonSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.CoreV1().ReplicationControllers(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
+		_ = env.cp.Kube.BatchV1().CronJobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
 		_ = env.cp.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 	}
 	waitFor(t, "every pod to be gone", func(ctx context.Context) (bool, string) {

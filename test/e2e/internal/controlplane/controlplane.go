@@ -183,10 +183,14 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		// kinds' schemas and reports it in their status.
 		"validatingadmissionpolicy-status-controller",
 		// The guardrails' checks: the built-in admin role (aggregated),
-		// and the controllers that make a Deployment's pods.
+		// and the controllers that make the pods of what the probes let
+		// through.
 		"clusterrole-aggregation-controller",
 		"deployment-controller",
 		"replicaset-controller",
+		"statefulset-controller",
+		"replicationcontroller-controller",
+		"daemonset-controller",
 	}
 	var nodeFlags []string
 	if opts.Nodes {

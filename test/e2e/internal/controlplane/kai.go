@@ -95,7 +95,10 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 	if err != nil {
 		return nil, err
 	}
-	nss := []*unstructured.Unstructured{namespaceObj(KAINamespace), namespaceObj(kaiReservationNS)}
+	nss := []*unstructured.Unstructured{namespaceObj(KAINamespace), namespaceObj(kaiReservationNS),
+		// The binder makes a fractional GPU's reservation pod as this
+		// account, which KAI's operator creates.
+		{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "kai-resource-reservation", "namespace": kaiReservationNS}}}}
 	if _, err := cp.Applier.Apply(ctx, append(nss, crds...), false); err != nil {
 		return nil, fmt.Errorf("install KAI CRDs: %w", err)
 	}
@@ -105,6 +108,9 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 
 	controllers := []string{
 		"job-controller", "deployment-controller", "replicaset-controller",
+		// The guardrails' probes let through a StatefulSet, a
+		// ReplicationController and a DaemonSet of every kind for real.
+		"statefulset-controller", "replicationcontroller-controller", "daemonset-controller",
 		"garbage-collector-controller", "namespace-controller", "resourcequota-controller",
 		"serviceaccount-controller", "root-ca-certificate-publisher-controller",
 		"node-lifecycle-controller", "validatingadmissionpolicy-status-controller",
