@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -97,25 +99,68 @@ func (p *process) tail(n int) string {
 	return string(data)
 }
 
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. The listeners
-// are held until all ports are chosen, so the same port is never returned
-// twice; a small race with other programs remains and shows as a start-up
-// failure with a clear log.
+// freePorts reserves n distinct free TCP ports on 127.0.0.1 for this
+// process's components, which bind them later. make e2e starts several
+// control planes at once (go test -p 2, and the version matrix's children),
+// so a port must not be handed to two of them, nor taken meanwhile as the
+// source port of an outgoing connection: ports come from below Linux's
+// ephemeral range (32768 and up), and every process records the ports it
+// took in a registry under a file lock, in os.TempDir, that the others skip.
+// Entries of processes that have ended are dropped.
 func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
+	lockPath := filepath.Join(os.TempDir(), "tenancy-e2e-ports.lock")
+	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("port registry: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("lock the port registry: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing unlocks too
+
+	regPath := filepath.Join(os.TempDir(), "tenancy-e2e-ports")
+	data, err := os.ReadFile(regPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("port registry: %w", err)
+	}
+	taken := map[int]bool{}
+	var keep []string
+	for _, line := range strings.Split(string(data), "\n") {
+		var pid, port int
+		if _, err := fmt.Sscanf(line, "%d %d", &pid, &port); err != nil {
+			continue
 		}
-	}()
+		if pid != os.Getpid() && syscall.Kill(pid, 0) != nil {
+			continue // that process has ended
+		}
+		taken[port] = true
+		keep = append(keep, line)
+	}
+	const lo, hi = 20000, 32000
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("reserve a loopback port: %w", err)
+	p := lo + rand.IntN(hi-lo)
+	for tried := 0; len(ports) < n; tried, p = tried+1, p+1 {
+		if tried == hi-lo {
+			return nil, fmt.Errorf("no %d free loopback ports between %d and %d", n, lo, hi)
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		if p >= hi {
+			p = lo
+		}
+		if taken[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", hostPort(p))
+		if err != nil {
+			continue // in use by something else
+		}
+		l.Close()
+		taken[p] = true
+		ports = append(ports, p)
+		keep = append(keep, fmt.Sprintf("%d %d", os.Getpid(), p))
+	}
+	if err := os.WriteFile(regPath, []byte(strings.Join(keep, "\n")+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("port registry: %w", err)
 	}
 	return ports, nil
 }
