@@ -381,7 +381,18 @@ func submit(t *testing.T, j job) *batchv1.Job {
 			}},
 		},
 	}
-	got, err := env.cp.Kube.BatchV1().Jobs(j.ns).Create(ctxFor(t), obj, metav1.CreateOptions{})
+	// Every Job a check submits is one the agreement in force allows. The
+	// API server's admission plugin reads the policies through an
+	// informer, so right after useAgreement it may still answer with the
+	// previous agreement's data (seen in a cold run: a MIG Job refused by
+	// the whole-GPU agreement applied before); such a refusal is retried
+	// until the new policy is in force, any other error fails at once.
+	var got *batchv1.Job
+	var err error
+	_ = wait.PollUntilContextTimeout(ctxFor(t), poll, eventually, true, func(ctx context.Context) (bool, error) {
+		got, err = env.cp.Kube.BatchV1().Jobs(j.ns).Create(ctx, obj, metav1.CreateOptions{})
+		return err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy"), nil
+	})
 	if err != nil {
 		t.Fatalf("create Job %s/%s: %v", j.ns, j.name, err)
 	}
