@@ -2,6 +2,7 @@ package agreement
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -260,19 +261,41 @@ func (d *decoder) quotas(v *load.Value, path *field.Path) (shorthand *Quota, fla
 			break
 		}
 	}
-	fpath := path.Child("flavors")
-	if fv := d.table(t.Get("flavors"), fpath); fv != nil {
-		for _, fname := range fv.Table.Keys {
-			qv := fv.Table.Get(fname)
-			qpath := diag.Key(fpath, fname)
-			if d.table(qv, qpath) == nil {
-				continue
-			}
-			d.unknown(qv.Table, qpath, quotaKeys)
-			flavors = append(flavors, d.quota(fname, qv, qpath))
-		}
+	for f := range d.flavorTables(t.Get("flavors"), path.Child("flavors")) {
+		d.unknown(f.Value.Table, f.Path, quotaKeys)
+		flavors = append(flavors, d.quota(f.Name, f.Value, f.Path))
 	}
 	return shorthand, flavors
+}
+
+// flavorTable is one [NAME.flavors.FLAVOR] table.
+type flavorTable struct {
+	Name  string
+	Value *load.Value
+	Path  *field.Path
+}
+
+// flavorTables yields the tables under a flavors table (v, at path), in the
+// file's order; what is not a table is reported and skipped. Teams,
+// departments and windows check these tables against different key lists,
+// so each caller names its own list at its own d.unknown call: that is
+// where TestTableKeysCoverEveryDecodedTable reads which keys each table
+// may hold.
+func (d *decoder) flavorTables(v *load.Value, path *field.Path) iter.Seq[flavorTable] {
+	return func(yield func(flavorTable) bool) {
+		if d.table(v, path) == nil {
+			return
+		}
+		for _, name := range v.Table.Keys {
+			f := flavorTable{Name: name, Value: v.Table.Get(name), Path: diag.Key(path, name)}
+			if d.table(f.Value, f.Path) == nil {
+				continue
+			}
+			if !yield(f) {
+				return
+			}
+		}
+	}
 }
 
 func (d *decoder) quota(flavor string, v *load.Value, path *field.Path) *Quota {
