@@ -133,25 +133,24 @@ func (d *decoder) int(v *load.Value, path *field.Path) Int {
 }
 
 func (d *decoder) bool(v *load.Value, path *field.Path) Bool {
-	if v == nil {
-		return Bool{Path: path}
-	}
-	if v.Kind != load.Bool {
-		d.typeError(v, path, "true or false")
-		return Bool{Pos: v.Pos, Path: path, State: Invalid}
-	}
-	return Bool{Value: v.Bool, State: Set, Pos: v.Pos, Path: path}
+	return scalar(d, v, path, load.Bool, "true or false", func(v *load.Value) bool { return v.Bool })
 }
 
 func (d *decoder) str(v *load.Value, path *field.Path) Str {
+	return scalar(d, v, path, load.String, "a string", func(v *load.Value) string { return v.Str })
+}
+
+// scalar decodes a value that is right when it is of one kind, read by
+// value; want says in a type error what it must be.
+func scalar[T any](d *decoder, v *load.Value, path *field.Path, kind load.Kind, want string, value func(*load.Value) T) Scalar[T] {
 	if v == nil {
-		return Str{Path: path}
+		return Scalar[T]{Path: path}
 	}
-	if v.Kind != load.String {
-		d.typeError(v, path, "a string")
-		return Str{Pos: v.Pos, Path: path, State: Invalid}
+	if v.Kind != kind {
+		d.typeError(v, path, want)
+		return Scalar[T]{Pos: v.Pos, Path: path, State: Invalid}
 	}
-	return Str{Value: v.Str, State: Set, Pos: v.Pos, Path: path}
+	return Scalar[T]{Value: value(v), State: Set, Pos: v.Pos, Path: path}
 }
 
 func (d *decoder) strings(v *load.Value, path *field.Path) []Str {
