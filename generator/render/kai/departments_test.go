@@ -23,7 +23,7 @@ func TestDepartmentQueues(t *testing.T) {
 	b := plantest.Team("b", plantest.Quota("h100", 4, 0, 2))
 	b.Department = "science"
 	ops := plantest.Team("ops", plantest.Quota("h100", 4, 0, 0))
-	p := pooled([]plan.Flavor{plantest.H100(32)}, a, b, ops)
+	p := plantest.Pool([]plan.Flavor{plantest.H100(32)}, a, b, ops)
 	p.Departments = []plan.Department{{Name: "science", Weight: 3, Teams: []string{"a", "b"}, Quotas: []plan.Quota{plantest.Quota("h100", 20, 4, 6)}}}
 	want := map[string]queue{
 		"gpu-pool":          {Quota: 24, Limit: 32, Weight: 1},

@@ -72,7 +72,7 @@ func TestClassValues(t *testing.T) {
 // TestPriorityClassValues: the rendered PriorityClasses carry ClassValues'
 // numbers, so KAI's band follows each priority's preemptible.
 func TestPriorityClassValues(t *testing.T) {
-	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
+	p := plantest.Pool([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
 	p.Priorities = []plan.Priority{
 		{Name: "critical", Value: 1000},
 		{Name: "standard", Value: 100, Preemptible: true},
@@ -128,7 +128,7 @@ func TestDefaultPriority(t *testing.T) {
 // TestPriorityClassGlobalDefault: exactly the default priority's class is
 // the cluster's globalDefault.
 func TestPriorityClassGlobalDefault(t *testing.T) {
-	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
+	p := plantest.Pool([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
 	p.Priorities = []plan.Priority{
 		{Name: "critical", Value: 1000},
 		{Name: "standard", Value: 100, Preemptible: true},

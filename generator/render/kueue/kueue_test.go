@@ -35,21 +35,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
 )
 
-// agreement fills in every team's zero quotas for flavors it does not name,
-// as plan.Build does.
-func agreement(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
-	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
-	for _, t := range teams {
-		var qs []plan.Quota
-		for _, f := range flavors {
-			qs = append(qs, t.Quota(f.Name))
-		}
-		t.Quotas = qs
-		p.Teams = append(p.Teams, t)
-	}
-	return p
-}
-
 func renderV1beta2(t *testing.T, p *plan.Agreement) []render.Object {
 	t.Helper()
 	objs, diags := kueue.Renderer{APIVersion: generator.KueueV1beta2}.Render(p)
@@ -129,7 +114,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 		want map[string]map[string]string // team → quota table
 	}{
 		"reference agreement": {
-			plan: agreement([]plan.Flavor{plantest.H100(32)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(32)},
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
 				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
@@ -140,7 +125,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 			},
 		},
 		"a team with nothing guaranteed may still borrow": {
-			plan: agreement([]plan.Flavor{plantest.H100(8)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]map[string]string{
@@ -149,7 +134,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 			},
 		},
 		"two flavors of two resources: each flavor has the other's resource at zero": {
-			plan: agreement([]plan.Flavor{plantest.H100(32), plantest.MIG(56)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(32), plantest.MIG(56)},
 				plantest.Team("notebooks", plantest.Quota("a100-mig", 28, 14, 14), plantest.Quota("h100", 0, 0, 4)),
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8))),
 			want: map[string]map[string]string{
@@ -188,7 +173,7 @@ func TestFlavorOrderIsThePlans(t *testing.T) {
 		"mig first":  {plantest.MIG(7), plantest.H100(8)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cq := clusterQueues(t, renderV1beta2(t, agreement(flavors, plantest.Team("a", plantest.Quota("h100", 8, 0, 0)))))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, plantest.Pool(flavors, plantest.Team("a", plantest.Quota("h100", 8, 0, 0)))))["a"]
 			var want, got []string
 			for _, f := range flavors {
 				want = append(want, f.Name)
@@ -215,7 +200,7 @@ func TestReclaim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tm := plantest.Team("a", plantest.Quota("h100", 8, 8, 0))
 			tm.Reclaim = tc.reclaim
-			cq := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm)))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(8)}, tm)))["a"]
 			if got := cq.Spec.Preemption.ReclaimWithinCohort; got != tc.want {
 				t.Errorf("reclaimWithinCohort = %s, want %s", got, tc.want)
 			}
@@ -227,7 +212,7 @@ func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
 	training := plantest.Team("training", plantest.Quota("h100", 8, 0, 0))
 	training.Namespaces = []string{"training", "training-batch"}
 	research := plantest.Team("research", plantest.Quota("h100", 8, 0, 0))
-	cqs := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(16)}, training, research)))
+	cqs := clusterQueues(t, renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(16)}, training, research)))
 	// Namespaces as the API server labels them, plus one that copies a
 	// team's label onto itself: the selector must not be fooled by it.
 	namespaces := map[string]labels.Set{
@@ -265,7 +250,7 @@ func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
 func TestDefaultsWrittenOut(t *testing.T) {
 	tm := plantest.Team("a", plantest.Quota("h100", 8, 0, 0))
 	tm.Weight = 3
-	objs := renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm))
+	objs := renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(8)}, tm))
 	never := kueuev1beta2.None
 	weight := resource.MustParse("3")
 	wantCQ := kueuev1beta2.ClusterQueueSpec{
