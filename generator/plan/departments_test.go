@@ -6,9 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
-	"github.com/tenancy-dev/tenancy/generator/load"
+	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
@@ -36,15 +35,7 @@ department = "science"
 [teams.ops.flavors.a100]
 guaranteed = 2
 `
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	p := plan.Build(a)
+	p := plan.Build(sourcetest.Decode(t, src))
 	want := []plan.Department{
 		{Name: "arts", Weight: 3, Quotas: []plan.Quota{{Flavor: "h100"}, {Flavor: "a100"}},
 			Origin: diag.Origin{Pos: diag.Pos{Line: 11, Column: 14}}, WeightOrigin: diag.Origin{Pos: diag.Pos{Line: 12, Column: 10}}},

@@ -7,9 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
-	"github.com/tenancy-dev/tenancy/generator/load"
+	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/windows"
 )
@@ -45,15 +44,7 @@ borrow = 3
 [teams.research.flavors.h100]
 guaranteed = 8
 `
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	p := plan.Build(a)
+	p := plan.Build(sourcetest.Decode(t, src))
 	if !p.HasWindows() {
 		t.Fatal("HasWindows = false")
 	}
