@@ -17,17 +17,18 @@ var families = []string{"render/guard", "render/kai", "render/kueue", "render/mo
 // TestLayers, so a new package says where it stands. "render/*" stands for
 // every family.
 var layers = map[string][]string{
-	"":                  nil, // the facade: it wires every step
-	"agreement":         {"validate", "plan", "render", "render/*", "gpu"},
-	"chargeback":        {"load", "agreement", "validate", "render", "render/*"},
-	"diag":              {"load", "agreement", "validate", "plan", "render", "render/*", "gpu"},
-	"diff":              {"load", "agreement", "validate"},
-	"encode":            {"load", "agreement", "validate", "plan", "render/*"},
-	"gpu":               {"load", "agreement", "validate", "render", "render/*", "chargeback"},
-	"internal/crdcheck": nil,
-	"internal/diagtest": nil,
-	"internal/examples": nil,
-	"internal/plantest": {"load", "agreement", "validate"},
+	"":                    nil, // the facade: it wires every step
+	"agreement":           {"validate", "plan", "render", "render/*", "gpu"},
+	"chargeback":          {"load", "agreement", "validate", "render", "render/*"},
+	"diag":                {"load", "agreement", "validate", "plan", "render", "render/*", "gpu"},
+	"diff":                {"load", "agreement", "validate"},
+	"encode":              {"load", "agreement", "validate", "plan", "render/*"},
+	"gpu":                 {"load", "agreement", "validate", "render", "render/*", "chargeback"},
+	"internal/crdcheck":   nil,
+	"internal/diagtest":   nil,
+	"internal/examples":   nil,
+	"internal/goldentest": {"load", "agreement", "validate", "plan", "render", "render/*", "gpu"},
+	"internal/plantest":   {"load", "agreement", "validate"},
 	// The tests' shared agreements, as TOML or planned from it: never a
 	// renderer, so that no step's test fixtures depend on a backend.
 	"internal/sourcetest":  {"render", "render/*"},
