@@ -42,9 +42,6 @@ func TestDepartmentQueues(t *testing.T) {
 // TestDepartmentRules: what KAI cannot say of a department is a warning at
 // the value, a department named like the pool's subtree queues an error.
 func TestDepartmentRules(t *testing.T) {
-	warn := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
 	tests := map[string]struct {
 		src  string
 		want diag.List

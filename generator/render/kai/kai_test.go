@@ -254,16 +254,20 @@ name = "gpu-pool"
 capacity = 16
 `
 
+// warn is what KAI cannot express exactly, at tenancy.toml:line:col.
+func warn(line, col int, path string) diag.Diagnostic {
+	return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
+}
+
+// refused is what KAI cannot take at all, at tenancy.toml:line:col.
+func refused(line, col int, path string) diag.Diagnostic {
+	return diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
+}
+
 // TestRules: what KAI cannot express is a warning, what it refuses an
 // error, each at the value it is about (the line and column of the value,
 // the field path of the key the user wrote).
 func TestRules(t *testing.T) {
-	warn := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
-	refused := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
 	tests := map[string]struct {
 		src  string
 		want diag.List
@@ -448,15 +452,6 @@ func conformCRD(t *testing.T, crd *crdcheck.CRD, o generator.Object) {
 	}
 }
 
-func strict(t *testing.T, o generator.Object, into any) bool {
-	t.Helper()
-	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
-		return false
-	}
-	return true
-}
-
 func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, namespaced bool, nameFn apivalidation.ValidateNameFunc) {
 	t.Helper()
 	errs := apivalidation.ValidateObjectMeta(&meta, namespaced, nameFn, field.NewPath("metadata"))
@@ -502,7 +497,7 @@ func TestConformsToKAI(t *testing.T) {
 					validateMeta(t, o, meta.Metadata, false, apivalidation.NameIsDNSSubdomain)
 				case "scheduling.k8s.io/v1/PriorityClass":
 					var pc schedulingv1.PriorityClass
-					if strict(t, o, &pc) {
+					if crdcheck.Strict(t, o, o.YAML, &pc) {
 						validateMeta(t, o, pc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 						if strings.HasPrefix(pc.Name, "system-") {
 							t.Errorf("PriorityClass %s: Kubernetes reserves the system- prefix", pc.Name)
@@ -513,7 +508,7 @@ func TestConformsToKAI(t *testing.T) {
 					}
 				case "v1/Namespace":
 					var ns corev1.Namespace
-					if strict(t, o, &ns) {
+					if crdcheck.Strict(t, o, o.YAML, &ns) {
 						validateMeta(t, o, ns.ObjectMeta, false, apivalidation.ValidateNamespaceName)
 						if q := ns.Labels[kai.QueueLabel]; !teamOf[q] {
 							t.Errorf("Namespace %s: label %s=%q names no team's queue", ns.Name, kai.QueueLabel, q)
@@ -521,7 +516,7 @@ func TestConformsToKAI(t *testing.T) {
 					}
 				case "v1/ResourceQuota":
 					var rq corev1.ResourceQuota
-					if strict(t, o, &rq) {
+					if crdcheck.Strict(t, o, o.YAML, &rq) {
 						validateMeta(t, o, rq.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 					}
 				case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",

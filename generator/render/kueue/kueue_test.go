@@ -321,14 +321,6 @@ func parse(t *testing.T, o generator.Object) map[string]any {
 
 // strict decodes an object's YAML into a Go API type, failing on any field
 // the type does not have.
-func strict(t *testing.T, o generator.Object, into any) bool {
-	t.Helper()
-	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
-		return false
-	}
-	return true
-}
 
 func report(t *testing.T, o generator.Object, what string, errs field.ErrorList) {
 	t.Helper()
@@ -348,6 +340,22 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 	report(t, o, "labels", metav1validation.ValidateLabels(meta.Labels, field.NewPath("metadata", "labels")))
 }
 
+// eachKueueRendering runs check on the Kueue rendering of every example in
+// both API versions.
+func eachKueueRendering(t *testing.T, check func(t *testing.T, api string, res *generator.Result)) {
+	for path, src := range examples.Sources(t) {
+		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
+			t.Run(path+"/"+api, func(t *testing.T) {
+				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, api, res)
+			})
+		}
+	}
+}
+
 // TestConformsToKueue checks every rendered object of every agreement, in
 // both API versions, against what the API server and Kueue's webhooks would
 // check: the v0.17.0 CRDs, with the API server's own validators (structural
@@ -365,19 +373,11 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // webhook would.
 func TestConformsToKueue(t *testing.T) {
 	crds := kueueCRDs(t)
-	for path, src := range examples.Sources(t) {
-		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
-			t.Run(path+"/"+api, func(t *testing.T) {
-				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range res.Objects {
-					conform(t, crds, api, o)
-				}
-			})
+	eachKueueRendering(t, func(t *testing.T, api string, res *generator.Result) {
+		for _, o := range res.Objects {
+			conform(t, crds, api, o)
 		}
-	}
+	})
 }
 
 func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generator.Object) {
@@ -403,7 +403,7 @@ func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generato
 	switch o.APIVersion() + "/" + o.Kind() {
 	case "v1/Namespace":
 		var ns corev1.Namespace
-		if strict(t, o, &ns) {
+		if crdcheck.Strict(t, o, o.YAML, &ns) {
 			validateMeta(t, o, ns.ObjectMeta, false)
 			if ns.Labels[render.NamespaceNameLabel] != ns.Name {
 				t.Errorf("Namespace %s: label %s=%q, want its name (the API server sets it)", ns.Name, render.NamespaceNameLabel, ns.Labels[render.NamespaceNameLabel])
@@ -411,7 +411,7 @@ func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generato
 		}
 	case "v1/ResourceQuota":
 		var rq corev1.ResourceQuota
-		if strict(t, o, &rq) {
+		if crdcheck.Strict(t, o, o.YAML, &rq) {
 			validateMeta(t, o, rq.ObjectMeta, true)
 			// The VM quota holds VMs only; the guardrails' GPU quota is
 			// checked by render/guard.
@@ -465,12 +465,12 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 		return nil
 	}
 	if !v1beta1 {
-		if !strict(t, o, out) {
+		if !crdcheck.Strict(t, o, o.YAML, out) {
 			return nil
 		}
 		return out
 	}
-	if !strict(t, o, old) {
+	if !crdcheck.Strict(t, o, o.YAML, old) {
 		return nil
 	}
 	if err := convert(); err != nil {
@@ -507,70 +507,62 @@ func conformKueue(t *testing.T, o generator.Object) {
 // no status or timestamps, canonical quantities, and the cohort field of
 // each API version.
 func TestEncodedObjects(t *testing.T) {
-	for path, src := range examples.Sources(t) {
-		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
-			t.Run(path+"/"+api, func(t *testing.T) {
-				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
-				if err != nil {
-					t.Fatal(err)
+	eachKueueRendering(t, func(t *testing.T, api string, res *generator.Result) {
+		teams := map[string]bool{}
+		cohortOf := map[string]string{} // a team's ClusterQueue's Cohort
+		for _, tm := range res.Plan.Teams {
+			teams[tm.Name] = true
+			cohortOf[tm.Name] = res.Plan.Name
+			if tm.Department != "" {
+				cohortOf[tm.Name] = tm.Department
+			}
+		}
+		for _, o := range res.Objects {
+			obj := parse(t, o)
+			id := o.Kind() + " " + o.Namespace() + "/" + o.Name()
+			meta, _ := obj["metadata"].(map[string]any)
+			lbls, _ := meta["labels"].(map[string]any)
+			if lbls[render.ManagedByLabel] != render.ManagedBy {
+				t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
+			}
+			// Every object but the pool-wide ones belongs to a team.
+			switch o.Kind() {
+			case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
+				if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
+					t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
 				}
-				teams := map[string]bool{}
-				cohortOf := map[string]string{} // a team's ClusterQueue's Cohort
-				for _, tm := range res.Plan.Teams {
-					teams[tm.Name] = true
-					cohortOf[tm.Name] = res.Plan.Name
-					if tm.Department != "" {
-						cohortOf[tm.Name] = tm.Department
-					}
+			}
+			if _, ok := obj["status"]; ok {
+				t.Errorf("%s has a status", id)
+			}
+			walk(obj, "", func(path string, v any) {
+				if strings.HasSuffix(path, ".creationTimestamp") || path == "creationTimestamp" {
+					t.Errorf("%s: %s is written", id, path)
 				}
-				for _, o := range res.Objects {
-					obj := parse(t, o)
-					id := o.Kind() + " " + o.Namespace() + "/" + o.Name()
-					meta, _ := obj["metadata"].(map[string]any)
-					lbls, _ := meta["labels"].(map[string]any)
-					if lbls[render.ManagedByLabel] != render.ManagedBy {
-						t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
-					}
-					// Every object but the pool-wide ones belongs to a team.
-					switch o.Kind() {
-					case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
-						if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
-							t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
-						}
-					}
-					if _, ok := obj["status"]; ok {
-						t.Errorf("%s has a status", id)
-					}
-					walk(obj, "", func(path string, v any) {
-						if strings.HasSuffix(path, ".creationTimestamp") || path == "creationTimestamp" {
-							t.Errorf("%s: %s is written", id, path)
-						}
-						if s, ok := v.(string); ok && isQuantityPath(path) {
-							q, err := resource.ParseQuantity(s)
-							if err != nil {
-								t.Errorf("%s: %s: %q is not a quantity: %v", id, path, s, err)
-							} else if q.String() != s {
-								t.Errorf("%s: %s: %q is not canonical; the API server stores %q", id, path, s, q.String())
-							}
-						}
-					})
-					if o.Kind() == "ClusterQueue" {
-						spec := obj["spec"].(map[string]any)
-						want, other := "cohortName", "cohort"
-						if api == generator.KueueV1beta1 {
-							want, other = "cohort", "cohortName"
-						}
-						if spec[want] != cohortOf[o.Name()] {
-							t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], cohortOf[o.Name()])
-						}
-						if _, ok := spec[other]; ok {
-							t.Errorf("%s: spec.%s is not a %s field", id, other, api)
-						}
+				if s, ok := v.(string); ok && isQuantityPath(path) {
+					q, err := resource.ParseQuantity(s)
+					if err != nil {
+						t.Errorf("%s: %s: %q is not a quantity: %v", id, path, s, err)
+					} else if q.String() != s {
+						t.Errorf("%s: %s: %q is not canonical; the API server stores %q", id, path, s, q.String())
 					}
 				}
 			})
+			if o.Kind() == "ClusterQueue" {
+				spec := obj["spec"].(map[string]any)
+				want, other := "cohortName", "cohort"
+				if api == generator.KueueV1beta1 {
+					want, other = "cohort", "cohortName"
+				}
+				if spec[want] != cohortOf[o.Name()] {
+					t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], cohortOf[o.Name()])
+				}
+				if _, ok := spec[other]; ok {
+					t.Errorf("%s: spec.%s is not a %s field", id, other, api)
+				}
+			}
 		}
-	}
+	})
 }
 
 // isQuantityPath reports whether a field holds a resource.Quantity.
@@ -626,7 +618,7 @@ func TestV1beta1SaysTheSame(t *testing.T) {
 				}
 				var old kueuev1beta1.ClusterQueue
 				var back, want kueuev1beta2.ClusterQueue
-				if !strict(t, o, &old) || !strict(t, v2.Objects[i], &want) {
+				if !crdcheck.Strict(t, o, o.YAML, &old) || !crdcheck.Strict(t, v2.Objects[i], v2.Objects[i].YAML, &want) {
 					continue
 				}
 				if err := old.ConvertTo(&back); err != nil {
