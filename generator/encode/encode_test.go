@@ -41,18 +41,19 @@ func encodeOne(t *testing.T, o render.Object) render.Object {
 // readBack parses YAML as kubectl and Argo CD do.
 func readBack(t *testing.T, data []byte) any {
 	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
-	return v
+	return readWith(t, func(b []byte, v any) error { return yaml.Unmarshal(b, v) }, data)
 }
 
 // readBackYAML12 parses YAML as kustomize does (kyaml, a YAML 1.2 reader).
 func readBackYAML12(t *testing.T, data []byte) any {
 	t.Helper()
+	return readWith(t, kyaml.Unmarshal, data)
+}
+
+func readWith(t *testing.T, unmarshal func([]byte, any) error, data []byte) any {
+	t.Helper()
 	var v any
-	if err := kyaml.Unmarshal(data, &v); err != nil {
+	if err := unmarshal(data, &v); err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
 	return v

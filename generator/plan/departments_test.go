@@ -11,16 +11,20 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
-// TestBuildDepartments: departments sorted, each with its quota for every
-// flavor, its weight's default, its teams; teams know their department.
-func TestBuildDepartments(t *testing.T) {
-	src := `version = 1
+// twoFlavors is the pool both planning tests start from: 32 H100s and 8
+// A100s, in that order of preference.
+const twoFlavors = `version = 1
 name = "gpu-pool"
 [flavors.h100]
 capacity = 32
 [flavors.a100]
 capacity = 8
-[departments.science.flavors.h100]
+`
+
+// TestBuildDepartments: departments sorted, each with its quota for every
+// flavor, its weight's default, its teams; teams know their department.
+func TestBuildDepartments(t *testing.T) {
+	src := twoFlavors + `[departments.science.flavors.h100]
 guaranteed = 20
 lendable = 4
 borrow = 6

@@ -17,13 +17,7 @@ import (
 // UTC), its quota spelled out per flavor with the team's values where it
 // writes none.
 func TestBuildWindows(t *testing.T) {
-	src := `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 32
-[flavors.a100]
-capacity = 8
-[teams.inference.flavors.h100]
+	src := twoFlavors + `[teams.inference.flavors.h100]
 guaranteed = 8
 borrow = 2
 [teams.inference.flavors.a100]

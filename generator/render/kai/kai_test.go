@@ -254,6 +254,31 @@ name = "gpu-pool"
 capacity = 16
 `
 
+// ruleCase is an agreement and every diagnostic the KAI checks report on it.
+type ruleCase struct {
+	src  string
+	want diag.List
+}
+
+// checkRules compares each case's diagnostics, and checks that every one
+// says it comes from the KAI backend.
+func checkRules(t *testing.T, tests map[string]ruleCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := rules(t, tc.src)
+			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+				t.Errorf("diagnostics (-want,+got):\n%s", diff)
+			}
+			for _, d := range got {
+				if !strings.HasPrefix(d.Message, "kai: ") {
+					t.Errorf("%s: want a message starting with \"kai: \"", d)
+				}
+			}
+		})
+	}
+}
+
 // warn is what KAI cannot express exactly, at tenancy.toml:line:col.
 func warn(line, col int, path string) diag.Diagnostic {
 	return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
@@ -268,10 +293,7 @@ func refused(line, col int, path string) diag.Diagnostic {
 // error, each at the value it is about (the line and column of the value,
 // the field path of the key the user wrote).
 func TestRules(t *testing.T) {
-	tests := map[string]struct {
-		src  string
-		want diag.List
-	}{
+	tests := map[string]ruleCase{
 		"exactly expressible: nothing to say": {
 			src: pool + "[teams.a]\nguaranteed = 8\nlendable = 8\nborrow = 8\n[teams.b]\nguaranteed = 8\nlendable = 8\n",
 		},
@@ -362,19 +384,7 @@ lendable = 8
 			want: diag.List{warn(7, 18, "priorities.prod.value")},
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := rules(t, tc.src)
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
-			}
-			for _, d := range got {
-				if !strings.HasPrefix(d.Message, "kai: ") {
-					t.Errorf("%s: want a message starting with \"kai: \"", d)
-				}
-			}
-		})
-	}
+	checkRules(t, tests)
 }
 
 // TestRulesInlineAgreement: an agreement without a path (the KRM function's

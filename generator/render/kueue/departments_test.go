@@ -15,13 +15,7 @@ import (
 
 func cohorts(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.Cohort {
 	t.Helper()
-	out := map[string]*kueuev1beta2.Cohort{}
-	for _, o := range objs {
-		if o.Kind() == "Cohort" {
-			out[o.Name()] = typed[kueuev1beta2.Cohort](t, o)
-		}
-	}
-	return out
+	return byName[kueuev1beta2.Cohort](t, objs, "Cohort")
 }
 
 // TestDepartmentCohorts: a department is a Cohort under the pool's, its

@@ -55,15 +55,21 @@ func typed[T any](t *testing.T, o render.Object) *T {
 	return out
 }
 
-func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
+// byName returns the objects of one kind, typed, by name.
+func byName[T any](t *testing.T, objs []render.Object, kind string) map[string]*T {
 	t.Helper()
-	out := map[string]*kueuev1beta2.ClusterQueue{}
+	out := map[string]*T{}
 	for _, o := range objs {
-		if o.Kind() == "ClusterQueue" {
-			out[o.Name()] = typed[kueuev1beta2.ClusterQueue](t, o)
+		if o.Kind() == kind {
+			out[o.Name()] = typed[T](t, o)
 		}
 	}
 	return out
+}
+
+func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
+	t.Helper()
+	return byName[kueuev1beta2.ClusterQueue](t, objs, "ClusterQueue")
 }
 
 // quotaTable summarises a ClusterQueue's quotas as
