@@ -37,38 +37,39 @@ func reportPerTeam(b *testing.B, teams int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(teams), "ns/team")
 }
 
-// BenchmarkParse times reading TOML into the positioned tree.
-func BenchmarkParse(b *testing.B) {
+// benchEachSize runs step once per iteration on the agreement of every
+// size in benchTeams, reporting bytes, allocations and the cost per team,
+// under the names docs/bench.md quotes (teams=N).
+func benchEachSize(b *testing.B, step func(b *testing.B, src generator.Source)) {
 	for _, teams := range benchTeams {
 		b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
 			src := benchAgreement(b, teams)
 			b.SetBytes(int64(len(src.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, diags := load.Parse(src.Path, src.Data); len(diags) > 0 {
-					b.Fatal(diags)
-				}
+				step(b, src)
 			}
 			reportPerTeam(b, teams)
 		})
 	}
 }
 
+// BenchmarkParse times reading TOML into the positioned tree.
+func BenchmarkParse(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, src generator.Source) {
+		if _, diags := load.Parse(src.Path, src.Data); len(diags) > 0 {
+			b.Fatal(diags)
+		}
+	})
+}
+
 // BenchmarkValidate times Check: parse, decode, validate and plan.
 func BenchmarkValidate(b *testing.B) {
-	for _, teams := range benchTeams {
-		b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
-			src := benchAgreement(b, teams)
-			b.SetBytes(int64(len(src.Data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := generator.Check(src, generator.Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportPerTeam(b, teams)
-		})
-	}
+	benchEachSize(b, func(b *testing.B, src generator.Source) {
+		if _, _, err := generator.Check(src, generator.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // benchRenderings are the renderings users ask for.
@@ -86,19 +87,11 @@ var benchRenderings = []struct {
 func BenchmarkRender(b *testing.B) {
 	for _, r := range benchRenderings {
 		b.Run("backend="+r.name, func(b *testing.B) {
-			for _, teams := range benchTeams {
-				b.Run(fmt.Sprintf("teams=%d", teams), func(b *testing.B) {
-					src := benchAgreement(b, teams)
-					b.SetBytes(int64(len(src.Data)))
-					b.ReportAllocs()
-					for b.Loop() {
-						if _, err := generator.Render(src, r.opts); err != nil {
-							b.Fatal(err)
-						}
-					}
-					reportPerTeam(b, teams)
-				})
-			}
+			benchEachSize(b, func(b *testing.B, src generator.Source) {
+				if _, err := generator.Render(src, r.opts); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
 	}
 }

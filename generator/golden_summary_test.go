@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/goldentest"
 	"github.com/tenancy-dev/tenancy/generator/synthetic"
 )
 
@@ -125,7 +126,7 @@ func objectField(t *testing.T, objs map[string]generator.Object, key string) map
 	if !ok {
 		t.Fatalf("no %s in the rendering", key)
 	}
-	return jsonValue(t, o.Fields).(map[string]any)
+	return goldentest.AsRead(t, o.Fields).(map[string]any)
 }
 
 // path walks maps by key and slices by index.

@@ -2,8 +2,6 @@ package generator_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,19 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/goldentest"
 )
-
-// The -update flag may be defined by another test file of this package too;
-// whoever comes first defines it and the others read it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-}
-
-func updateGolden() bool {
-	return flag.Lookup("update").Value.(flag.Getter).Get().(bool)
-}
 
 // goldenExamples are the agreements with golden renderings, by the name of their
 // directory under testdata/golden/, with their path from the repository root
@@ -101,27 +88,13 @@ func renderExample(t *testing.T, src generator.Source, opts generator.Options) *
 // the file with -update.
 func golden(t *testing.T, example, file string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", example, file)
-	if updateGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./generator -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from the rendering (-want,+got):\n%s\nrun go test ./generator -run Golden -update if the change is intended, and review the diff",
-			path, cmp.Diff(string(want), string(got)))
-	}
+	goldentest.Compare(t, filepath.Join("testdata", "golden", example, file), got, "go test ./generator -run Golden -update")
 }
 
-func TestGolden(t *testing.T) {
+// eachGoldenRendering runs check on every rendering that has a golden file:
+// every example with every backend and API, but KAI for the examples it
+// refuses.
+func eachGoldenRendering(t *testing.T, check func(t *testing.T, example, file string, opts generator.Options, res *generator.Result)) {
 	for example, rel := range goldenExamples {
 		src := readGoldenExample(t, rel)
 		for file, opts := range goldenRenderings {
@@ -129,98 +102,70 @@ func TestGolden(t *testing.T) {
 				continue
 			}
 			t.Run(example+"/"+file, func(t *testing.T) {
-				res := renderExample(t, src, opts)
-				if hashedExamples[example] {
-					golden(t, example, file+".summary", summarizeManifests(res))
-					if opts.Backend == generator.KAI {
-						golden(t, example, "kai.warnings.txt.summary", summarizeWarnings(res.Warnings))
-					}
-					return
-				}
-				golden(t, example, file, res.Manifests)
-				if opts.Backend == generator.KAI {
-					golden(t, example, "kai.warnings.txt", warningsText(res.Warnings))
-				}
+				check(t, example, file, opts, renderExample(t, src, opts))
 			})
 		}
 	}
+}
+
+func TestGolden(t *testing.T) {
+	eachGoldenRendering(t, func(t *testing.T, example, file string, opts generator.Options, res *generator.Result) {
+		if hashedExamples[example] {
+			golden(t, example, file+".summary", summarizeManifests(res))
+			if opts.Backend == generator.KAI {
+				golden(t, example, "kai.warnings.txt.summary", summarizeWarnings(res.Warnings))
+			}
+			return
+		}
+		golden(t, example, file, res.Manifests)
+		if opts.Backend == generator.KAI {
+			golden(t, example, "kai.warnings.txt", warningsText(res.Warnings))
+		}
+	})
 }
 
 // TestGoldenStreamIsObjects checks that the stream is the objects' YAML in
 // order, joined by "---", so wrappers may use either.
 func TestGoldenStreamIsObjects(t *testing.T) {
-	for example, rel := range goldenExamples {
-		src := readGoldenExample(t, rel)
-		for file, opts := range goldenRenderings {
-			if opts.Backend == generator.KAI && kaiRefused[example] {
-				continue
-			}
-			t.Run(example+"/"+file, func(t *testing.T) {
-				res := renderExample(t, src, opts)
-				var docs [][]byte
-				for _, o := range res.Objects {
-					docs = append(docs, o.YAML)
-				}
-				if diff := cmp.Diff(string(bytes.Join(docs, []byte("---\n"))), string(res.Manifests)); diff != "" {
-					t.Errorf("stream (-objects,+manifests):\n%s", diff)
-				}
-			})
+	eachGoldenRendering(t, func(t *testing.T, _, _ string, _ generator.Options, res *generator.Result) {
+		var docs [][]byte
+		for _, o := range res.Objects {
+			docs = append(docs, o.YAML)
 		}
-	}
+		if diff := cmp.Diff(string(bytes.Join(docs, []byte("---\n"))), string(res.Manifests)); diff != "" {
+			t.Errorf("stream (-objects,+manifests):\n%s", diff)
+		}
+	})
 }
 
 // TestGoldenParsesBackToFields reads every golden file back as kubectl and
 // Argo CD do (sigs.k8s.io/yaml) and compares each document with the
 // object's Fields: what a reader sees is what the renderer meant.
 func TestGoldenParsesBackToFields(t *testing.T) {
-	for example, rel := range goldenExamples {
-		src := readGoldenExample(t, rel)
-		for file, opts := range goldenRenderings {
-			if opts.Backend == generator.KAI && kaiRefused[example] {
-				continue
+	eachGoldenRendering(t, func(t *testing.T, example, file string, _ generator.Options, res *generator.Result) {
+		// A hashed example's rendering is the one its summary's hash
+		// holds (TestGolden): read it back instead of a file.
+		data := res.Manifests
+		if !hashedExamples[example] {
+			var err error
+			if data, err = os.ReadFile(filepath.Join("testdata", "golden", example, file)); err != nil {
+				t.Fatal(err)
 			}
-			t.Run(example+"/"+file, func(t *testing.T) {
-				res := renderExample(t, src, opts)
-				// A hashed example's rendering is the one its summary's
-				// hash holds (TestGolden): read it back instead of a file.
-				data := res.Manifests
-				if !hashedExamples[example] {
-					var err error
-					if data, err = os.ReadFile(filepath.Join("testdata", "golden", example, file)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				docs := strings.Split(string(data), "\n---\n")
-				if len(docs) != len(res.Objects) {
-					t.Fatalf("%d documents in the golden file, %d objects rendered", len(docs), len(res.Objects))
-				}
-				for i, o := range res.Objects {
-					var got any
-					if err := yaml.Unmarshal([]byte(docs[i]), &got); err != nil {
-						t.Fatalf("document %d (%s %s): %v", i, o.Kind(), o.Name(), err)
-					}
-					// Through JSON, as the reader's numbers are float64.
-					want := jsonValue(t, o.Fields)
-					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("%s %s/%s read back (-fields,+golden):\n%s", o.Kind(), o.Namespace(), o.Name(), diff)
-					}
-				}
-			})
 		}
-	}
-}
-
-func jsonValue(t *testing.T, v any) any {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+		docs := strings.Split(string(data), "\n---\n")
+		if len(docs) != len(res.Objects) {
+			t.Fatalf("%d documents in the golden file, %d objects rendered", len(docs), len(res.Objects))
+		}
+		for i, o := range res.Objects {
+			var got any
+			if err := yaml.Unmarshal([]byte(docs[i]), &got); err != nil {
+				t.Fatalf("document %d (%s %s): %v", i, o.Kind(), o.Name(), err)
+			}
+			if diff := cmp.Diff(goldentest.AsRead(t, o.Fields), got); diff != "" {
+				t.Errorf("%s %s/%s read back (-fields,+golden):\n%s", o.Kind(), o.Namespace(), o.Name(), diff)
+			}
+		}
+	})
 }
 
 func TestDeterministic(t *testing.T) {

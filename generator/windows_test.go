@@ -7,26 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 )
 
-const windowAgreement = `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 16
-[teams.inference]
-guaranteed = 8
-lendable = 0
-[[teams.inference.windows]]
-days = ["Mon", "Tue", "Wed", "Thu", "Fri"]
-from = "20:00"
-to = "06:00"
-timezone = "Europe/Berlin"
-lendable = 6
-borrow = 2
-[teams.research]
-guaranteed = 8
-borrow = 6
-`
+// windowAgreement is the issue's, with inference also allowed to borrow 2
+// during its window.
+const windowAgreement = windowstest.Head + windowstest.WeekdayNights + "borrow = 2\n" + windowstest.Research
 
 // gpuLimits digs the GPU resource's limits out of a Kueue patch.
 func gpuLimits(t *testing.T, patch map[string]any) (lending, borrowing any) {

@@ -29,38 +29,25 @@ const (
 	Defaulted
 )
 
-// Int is an integer field: its value, its state, and where it is.
-type Int struct {
-	Value int64
-	State State
-	Pos   Pos // the value when written; zero when unset
-	Path  *field.Path
-}
-
-// IsSet reports whether the file gives the value.
-func (i Int) IsSet() bool { return i.State == Set }
-
-// Bool is a boolean field: its value, its state, and where it is.
-type Bool struct {
-	Value bool
+// Scalar is one value of the file: its value, its state, and where it is.
+// Pos is the value when written, the owning table when defaulted, and zero
+// when unset.
+type Scalar[T any] struct {
+	Value T
 	State State
 	Pos   Pos
 	Path  *field.Path
 }
 
 // IsSet reports whether the file gives the value.
-func (b Bool) IsSet() bool { return b.State == Set }
+func (s Scalar[T]) IsSet() bool { return s.State == Set }
 
-// Str is a string field: its value, its state, and where it is.
-type Str struct {
-	Value string
-	State State
-	Pos   Pos // the value when written; the owning table when defaulted
-	Path  *field.Path
-}
-
-// IsSet reports whether the file gives the value.
-func (s Str) IsSet() bool { return s.State == Set }
+// Int, Bool and Str are the scalar kinds the format has.
+type (
+	Int  = Scalar[int64]
+	Bool = Scalar[bool]
+	Str  = Scalar[string]
+)
 
 // DefaultResource is the resource a flavor counts when it names none.
 const DefaultResource = "nvidia.com/gpu"

@@ -2,6 +2,7 @@ package agreement
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -132,25 +133,24 @@ func (d *decoder) int(v *load.Value, path *field.Path) Int {
 }
 
 func (d *decoder) bool(v *load.Value, path *field.Path) Bool {
-	if v == nil {
-		return Bool{Path: path}
-	}
-	if v.Kind != load.Bool {
-		d.typeError(v, path, "true or false")
-		return Bool{Pos: v.Pos, Path: path, State: Invalid}
-	}
-	return Bool{Value: v.Bool, State: Set, Pos: v.Pos, Path: path}
+	return scalar(d, v, path, load.Bool, "true or false", func(v *load.Value) bool { return v.Bool })
 }
 
 func (d *decoder) str(v *load.Value, path *field.Path) Str {
+	return scalar(d, v, path, load.String, "a string", func(v *load.Value) string { return v.Str })
+}
+
+// scalar decodes a value that is right when it is of one kind, read by
+// value; want says in a type error what it must be.
+func scalar[T any](d *decoder, v *load.Value, path *field.Path, kind load.Kind, want string, value func(*load.Value) T) Scalar[T] {
 	if v == nil {
-		return Str{Path: path}
+		return Scalar[T]{Path: path}
 	}
-	if v.Kind != load.String {
-		d.typeError(v, path, "a string")
-		return Str{Pos: v.Pos, Path: path, State: Invalid}
+	if v.Kind != kind {
+		d.typeError(v, path, want)
+		return Scalar[T]{Pos: v.Pos, Path: path, State: Invalid}
 	}
-	return Str{Value: v.Str, State: Set, Pos: v.Pos, Path: path}
+	return Scalar[T]{Value: value(v), State: Set, Pos: v.Pos, Path: path}
 }
 
 func (d *decoder) strings(v *load.Value, path *field.Path) []Str {
@@ -260,19 +260,41 @@ func (d *decoder) quotas(v *load.Value, path *field.Path) (shorthand *Quota, fla
 			break
 		}
 	}
-	fpath := path.Child("flavors")
-	if fv := d.table(t.Get("flavors"), fpath); fv != nil {
-		for _, fname := range fv.Table.Keys {
-			qv := fv.Table.Get(fname)
-			qpath := diag.Key(fpath, fname)
-			if d.table(qv, qpath) == nil {
-				continue
-			}
-			d.unknown(qv.Table, qpath, quotaKeys)
-			flavors = append(flavors, d.quota(fname, qv, qpath))
-		}
+	for f := range d.flavorTables(t.Get("flavors"), path.Child("flavors")) {
+		d.unknown(f.Value.Table, f.Path, quotaKeys)
+		flavors = append(flavors, d.quota(f.Name, f.Value, f.Path))
 	}
 	return shorthand, flavors
+}
+
+// flavorTable is one [NAME.flavors.FLAVOR] table.
+type flavorTable struct {
+	Name  string
+	Value *load.Value
+	Path  *field.Path
+}
+
+// flavorTables yields the tables under a flavors table (v, at path), in the
+// file's order; what is not a table is reported and skipped. Teams,
+// departments and windows check these tables against different key lists,
+// so each caller names its own list at its own d.unknown call: that is
+// where TestTableKeysCoverEveryDecodedTable reads which keys each table
+// may hold.
+func (d *decoder) flavorTables(v *load.Value, path *field.Path) iter.Seq[flavorTable] {
+	return func(yield func(flavorTable) bool) {
+		if d.table(v, path) == nil {
+			return
+		}
+		for _, name := range v.Table.Keys {
+			f := flavorTable{Name: name, Value: v.Table.Get(name), Path: diag.Key(path, name)}
+			if d.table(f.Value, f.Path) == nil {
+				continue
+			}
+			if !yield(f) {
+				return
+			}
+		}
+	}
 }
 
 func (d *decoder) quota(flavor string, v *load.Value, path *field.Path) *Quota {

@@ -3,7 +3,6 @@ package agreement
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/load"
 )
 
@@ -65,17 +64,9 @@ func (d *decoder) windows(v *load.Value, path *field.Path) []*Window {
 		if t.Get("lendable") != nil || t.Get("borrow") != nil {
 			w.Shorthand = d.quota("", item, ipath)
 		}
-		fpath := ipath.Child("flavors")
-		if fv := d.table(t.Get("flavors"), fpath); fv != nil {
-			for _, fname := range fv.Table.Keys {
-				qv := fv.Table.Get(fname)
-				qpath := diag.Key(fpath, fname)
-				if d.table(qv, qpath) == nil {
-					continue
-				}
-				d.unknown(qv.Table, qpath, windowQuotaKeys)
-				w.Flavors = append(w.Flavors, d.quota(fname, qv, qpath))
-			}
+		for f := range d.flavorTables(t.Get("flavors"), ipath.Child("flavors")) {
+			d.unknown(f.Value.Table, f.Path, windowQuotaKeys)
+			w.Flavors = append(w.Flavors, d.quota(f.Name, f.Value, f.Path))
 		}
 		out = append(out, w)
 	}

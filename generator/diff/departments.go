@@ -42,36 +42,16 @@ func (m Move) String() string {
 	return fmt.Sprintf("team %s moves from department %s to department %s: its guarantee now counts against %s's, and it borrows %s's surplus first", m.Team, m.From, m.To, m.To, m.To)
 }
 
-func departments(a *plan.Agreement) []plan.Department {
-	if a == nil {
-		return nil
-	}
-	return a.Departments
-}
-
-func findDepartment(a *plan.Agreement, name string) *plan.Department {
-	if a == nil {
-		return nil
-	}
-	return a.Department(name)
-}
-
 // compareDepartments compares the departments of both sides, by name; nil
 // when neither side has any, so agreements without departments report as
 // they always did.
 func compareDepartments(old, new *plan.Agreement) []DepartmentChange {
-	names := func(ds []plan.Department) []string {
-		var out []string
-		for _, d := range ds {
-			out = append(out, d.Name)
-		}
-		return out
-	}
-	all := union(names(departments(old)), names(departments(new)))
+	all := union(names(old.Departments, departmentName), names(new.Departments, departmentName))
 	slices.Sort(all)
+	flavors := union(names(old.Flavors, flavorName), names(new.Flavors, flavorName))
 	var out []DepartmentChange
 	for _, name := range all {
-		od, nd := findDepartment(old, name), findDepartment(new, name)
+		od, nd := old.Department(name), new.Department(name)
 		c := DepartmentChange{Name: name}
 		if od != nil {
 			c.Weight.Old = &od.Weight
@@ -79,43 +59,45 @@ func compareDepartments(old, new *plan.Agreement) []DepartmentChange {
 		if nd != nil {
 			c.Weight.New = &nd.Weight
 		}
-		changed := c.Weight.Changed()
-		for _, fl := range union(flavorNames(old), flavorNames(new)) {
-			var q DepartmentQuotas
-			q.Flavor = fl
-			if od != nil && old.Flavor(fl) != nil {
-				v, s := od.Quota(fl), old.Surplus(od, fl)
-				q.Guaranteed.Old, q.Lendable.Old, q.Borrow.Old, q.Surplus.Old = &v.Guaranteed, &v.Lendable, &v.Borrow, &s
-			}
-			if nd != nil && new.Flavor(fl) != nil {
-				v, s := nd.Quota(fl), new.Surplus(nd, fl)
-				q.Guaranteed.New, q.Lendable.New, q.Borrow.New, q.Surplus.New = &v.Guaranteed, &v.Lendable, &v.Borrow, &s
-			}
-			q.Op = Changed
-			if q.sameNumbers() && deref(q.Surplus.Old) == deref(q.Surplus.New) {
-				q.Op = Unchanged
-			}
-			changed = changed || q.Op != Unchanged
-			c.Quotas = append(c.Quotas, q)
+		for _, fl := range flavors {
+			c.Quotas = append(c.Quotas, departmentQuotaChange(fl, old, new, od, nd))
 		}
-		c.Op = opOf(od != nil, nd != nil, changed)
+		c.Op = opOf(od != nil, nd != nil, c.Weight.Changed() || slices.ContainsFunc(c.Quotas, DepartmentQuotas.changed))
 		out = append(out, c)
 	}
 	return out
 }
 
-func flavorNames(a *plan.Agreement) []string {
-	var out []string
-	for _, f := range flavors(a) {
-		out = append(out, f.Name)
+// departmentQuotaChange is a department's quota of one flavor and its
+// surplus before and after. A department holds a quota of every flavor of
+// its side (zero when it writes none), so the row is a change, never an
+// addition or removal, unless every number stays.
+func departmentQuotaChange(flavor string, old, new *plan.Agreement, od, nd *plan.Department) DepartmentQuotas {
+	oq, os := departmentQuota(old, od, flavor)
+	nq, ns := departmentQuota(new, nd, flavor)
+	q := DepartmentQuotas{QuotaChange: quotaChange(flavor, oq, nq), Surplus: pair(os, ns)}
+	q.Op = Changed
+	if q.sameNumbers() && deref(os) == deref(ns) {
+		q.Op = Unchanged
 	}
-	return out
+	return q
+}
+
+// departmentQuota returns the department's quota of a flavor of a and its
+// surplus over its teams' guarantees; nil when the department is absent or
+// a has no such flavor.
+func departmentQuota(a *plan.Agreement, d *plan.Department, flavor string) (*plan.Quota, *int64) {
+	if d == nil || a.Flavor(flavor) == nil {
+		return nil, nil
+	}
+	q, s := d.Quota(flavor), a.Surplus(d, flavor)
+	return &q, &s
 }
 
 // moves lists the teams of both sides whose department changes, by name.
 func moves(old, new *plan.Agreement) []Move {
 	var out []Move
-	for _, nt := range teams(new) {
+	for _, nt := range new.Teams {
 		if ot := findTeam(old, nt.Name); ot != nil && ot.Department != nt.Department {
 			out = append(out, Move{Team: nt.Name, From: ot.Department, To: nt.Department})
 		}

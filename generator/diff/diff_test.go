@@ -2,19 +2,16 @@ package diff
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/goldentest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func h100(capacity int64) []plan.Flavor { return []plan.Flavor{flavor("h100", capacity)} }
 
@@ -90,22 +87,7 @@ func TestGolden(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want,+got):\n%s", path, diff)
-	}
+	goldentest.Compare(t, path, got, "go test ./generator/diff -update")
 }
 
 func TestCompareCounts(t *testing.T) {

@@ -30,9 +30,6 @@ func comparePriorities(old, new *plan.Agreement) []PriorityChange {
 	byName := func(a *plan.Agreement) (map[string]side, []string) {
 		out := map[string]side{}
 		var names []string
-		if a == nil {
-			return out, nil
-		}
 		values := kai.ClassValues(a.Priorities)
 		for _, pr := range a.Priorities {
 			out[pr.Name] = side{pr, values[pr.Name]}

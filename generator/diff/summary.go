@@ -201,6 +201,15 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 	if new != nil {
 		s.Pool.New = &new.Name
 	}
+	// An absent side compares as an agreement with nothing in it: the
+	// pool's name, set above, is all that tells the two apart, so the
+	// comparisons below need no nil checks of their own.
+	if old == nil {
+		old = &plan.Agreement{}
+	}
+	if new == nil {
+		new = &plan.Agreement{}
+	}
 	s.Flavors = compareFlavors(old, new)
 	s.Teams = compareTeams(old, new)
 	s.Departments = compareDepartments(old, new)
@@ -226,19 +235,19 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-func flavors(a *plan.Agreement) []plan.Flavor {
-	if a == nil {
-		return nil
+// names lists the items' names in their order.
+func names[T any](items []T, name func(T) string) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, name(it))
 	}
-	return a.Flavors
+	return out
 }
 
-func teams(a *plan.Agreement) []plan.Team {
-	if a == nil {
-		return nil
-	}
-	return a.Teams
-}
+func flavorName(f plan.Flavor) string         { return f.Name }
+func teamName(t plan.Team) string             { return t.Name }
+func departmentName(d plan.Department) string { return d.Name }
+func quotaFlavor(q plan.Quota) string         { return q.Flavor }
 
 // union returns the names of both sides in the new side's order (the
 // plan's: teams by name, flavors in order of preference), followed by the
@@ -266,23 +275,10 @@ func opOf(inOld, inNew, changed bool) Op {
 }
 
 func compareFlavors(old, new *plan.Agreement) []FlavorChange {
-	names := func(fs []plan.Flavor) []string {
-		var out []string
-		for _, f := range fs {
-			out = append(out, f.Name)
-		}
-		return out
-	}
 	out := []FlavorChange{}
-	for _, name := range union(names(flavors(old)), names(flavors(new))) {
+	for _, name := range union(names(old.Flavors, flavorName), names(new.Flavors, flavorName)) {
 		c := FlavorChange{Name: name}
-		var of, nf *plan.Flavor
-		if old != nil {
-			of = old.Flavor(name)
-		}
-		if new != nil {
-			nf = new.Flavor(name)
-		}
+		of, nf := old.Flavor(name), new.Flavor(name)
 		if of != nil {
 			g := gpu.Committed(old, gpu.Raw, gpu.Flavor(name))
 			c.Resource.Old, c.Capacity.Old, c.Guaranteed.Old = &of.Resource, &of.Capacity, &g
@@ -298,9 +294,6 @@ func compareFlavors(old, new *plan.Agreement) []FlavorChange {
 }
 
 func findTeam(a *plan.Agreement, name string) *plan.Team {
-	if a == nil {
-		return nil
-	}
 	for i := range a.Teams {
 		if a.Teams[i].Name == name {
 			return &a.Teams[i]
@@ -310,15 +303,8 @@ func findTeam(a *plan.Agreement, name string) *plan.Team {
 }
 
 func compareTeams(old, new *plan.Agreement) []TeamChange {
-	names := func(ts []plan.Team) []string {
-		var out []string
-		for _, t := range ts {
-			out = append(out, t.Name)
-		}
-		return out
-	}
 	out := []TeamChange{}
-	all := union(names(teams(old)), names(teams(new)))
+	all := union(names(old.Teams, teamName), names(new.Teams, teamName))
 	slices.Sort(all) // a removed team in its place, not at the end
 	for _, name := range all {
 		ot, nt := findTeam(old, name), findTeam(new, name)
@@ -331,45 +317,63 @@ func compareTeams(old, new *plan.Agreement) []TeamChange {
 			r := string(nt.Reclaim)
 			c.Weight.New, c.Reclaim.New = &nt.Weight, &r
 		}
-		changed := c.Weight.Changed() || c.Reclaim.Changed()
 		for _, fl := range union(quotaFlavors(ot), quotaFlavors(nt)) {
-			q := QuotaChange{Flavor: fl}
-			var inOld, inNew bool
-			if ot != nil && slices.Contains(quotaFlavors(ot), fl) {
-				v := ot.Quota(fl)
-				q.Guaranteed.Old, q.Lendable.Old, q.Borrow.Old = &v.Guaranteed, &v.Lendable, &v.Borrow
-				inOld = true
-			}
-			if nt != nil && slices.Contains(quotaFlavors(nt), fl) {
-				v := nt.Quota(fl)
-				q.Guaranteed.New, q.Lendable.New, q.Borrow.New = &v.Guaranteed, &v.Lendable, &v.Borrow
-				inNew = true
-			}
-			q.Op = opOf(inOld, inNew, q.Guaranteed.Changed() || q.Lendable.Changed() || q.Borrow.Changed())
-			if q.sameNumbers() {
-				// A quota of zero and no quota mean the same: a flavor
-				// added to the pool does not change the teams that get
-				// none of it.
-				q.Op = Unchanged
-			}
-			changed = changed || q.Op != Unchanged
-			c.Quotas = append(c.Quotas, q)
+			c.Quotas = append(c.Quotas, teamQuotaChange(fl, quotaOf(ot, fl), quotaOf(nt, fl)))
 		}
-		c.Op = opOf(ot != nil, nt != nil, changed)
+		c.Op = opOf(ot != nil, nt != nil, c.Weight.Changed() || c.Reclaim.Changed() || slices.ContainsFunc(c.Quotas, QuotaChange.changed))
 		out = append(out, c)
 	}
 	return out
+}
+
+// teamQuotaChange is a team's quota of one flavor before and after; a nil
+// side holds none of it.
+func teamQuotaChange(flavor string, old, new *plan.Quota) QuotaChange {
+	q := quotaChange(flavor, old, new)
+	q.Op = opOf(old != nil, new != nil, q.Guaranteed.Changed() || q.Lendable.Changed() || q.Borrow.Changed())
+	if q.sameNumbers() {
+		// A quota of zero and no quota mean the same: a flavor added to
+		// the pool does not change the teams that get none of it.
+		q.Op = Unchanged
+	}
+	return q
+}
+
+// quotaChange pairs the numbers of a share of one flavor, a team's or a
+// department's; a nil side holds none. The caller sets Op: what counts as a
+// change differs between the two.
+func quotaChange(flavor string, old, new *plan.Quota) QuotaChange {
+	q := QuotaChange{Flavor: flavor}
+	if old != nil {
+		q.Guaranteed.Old, q.Lendable.Old, q.Borrow.Old = &old.Guaranteed, &old.Lendable, &old.Borrow
+	}
+	if new != nil {
+		q.Guaranteed.New, q.Lendable.New, q.Borrow.New = &new.Guaranteed, &new.Lendable, &new.Borrow
+	}
+	return q
+}
+
+func (q QuotaChange) changed() bool { return q.Op != Unchanged }
+
+// quotaOf returns the team's quota of a flavor; nil when the team is
+// absent or holds no quota of it.
+func quotaOf(t *plan.Team, flavor string) *plan.Quota {
+	if t == nil {
+		return nil
+	}
+	for i := range t.Quotas {
+		if t.Quotas[i].Flavor == flavor {
+			return &t.Quotas[i]
+		}
+	}
+	return nil
 }
 
 func quotaFlavors(t *plan.Team) []string {
 	if t == nil {
 		return nil
 	}
-	var out []string
-	for _, q := range t.Quotas {
-		out = append(out, q.Flavor)
-	}
-	return out
+	return names(t.Quotas, quotaFlavor)
 }
 
 // Shown reports whether a quota row is worth a line: teams hold a quota for

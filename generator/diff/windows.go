@@ -34,9 +34,6 @@ func windowSentences(t *plan.Team, w *plan.Window) []string {
 
 func teamWindows(a *plan.Agreement) map[string][]string {
 	out := map[string][]string{}
-	if a == nil {
-		return out
-	}
 	for i := range a.Teams {
 		t := &a.Teams[i]
 		for j := range t.Windows {
@@ -55,9 +52,6 @@ func compareWindows(old, new *plan.Agreement) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, a := range []*plan.Agreement{new, old} {
-		if a == nil {
-			continue
-		}
 		for _, t := range a.Teams {
 			if !seen[t.Name] {
 				seen[t.Name] = true

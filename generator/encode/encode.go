@@ -161,66 +161,67 @@ func (b *writer) writeMap(m map[string]any, depth int) {
 func (b *writer) writeValue(v any, depth int) {
 	switch x := v.(type) {
 	case map[string]any:
-		if len(x) == 0 {
-			b.WriteString(" {}\n")
+		if len(x) > 0 {
+			b.WriteByte('\n')
+			b.indent(depth + 1)
+			b.writeMap(x, depth+1)
 			return
 		}
-		b.WriteByte('\n')
-		b.indent(depth + 1)
-		b.writeMap(x, depth+1)
 	case []any:
-		if len(x) == 0 {
-			b.WriteString(" []\n")
+		if len(x) > 0 {
+			b.WriteByte('\n')
+			// Sequences sit at their key's indentation, as kubectl writes them.
+			b.writeSeq(x, depth)
 			return
 		}
-		b.WriteByte('\n')
-		// Sequences sit at their key's indentation, as kubectl writes them.
-		b.writeSeq(x, depth)
-	case string:
-		if literalSafe(x) {
-			b.WriteByte(' ')
-			b.writeLiteral(x, depth+1)
-			return
-		}
-		b.WriteByte(' ')
-		b.writeString(x)
-		b.WriteByte('\n')
-	default:
-		b.WriteByte(' ')
-		b.writeScalar(v)
-		b.WriteByte('\n')
 	}
+	b.WriteByte(' ')
+	b.writeInline(v, depth+1)
 }
 
+// writeSeq writes a block sequence at the given depth: a mapping item starts
+// on its "- " line, a sequence item on the next.
 func (b *writer) writeSeq(s []any, depth int) {
 	for _, item := range s {
 		b.indent(depth)
 		b.WriteString("- ")
 		switch x := item.(type) {
 		case map[string]any:
-			if len(x) == 0 {
-				b.WriteString("{}\n")
+			if len(x) > 0 {
+				b.writeMap(x, depth+1)
 				continue
 			}
-			b.writeMap(x, depth+1)
 		case []any:
-			if len(x) == 0 {
-				b.WriteString("[]\n")
+			if len(x) > 0 {
+				b.WriteByte('\n')
+				b.writeSeq(x, depth+1)
 				continue
 			}
-			b.WriteString("\n")
-			b.writeSeq(x, depth+1)
-		case string:
-			if literalSafe(x) {
-				b.writeLiteral(x, depth+1)
-				continue
-			}
-			b.writeString(x)
-			b.WriteByte('\n')
-		default:
-			b.writeScalar(item)
-			b.WriteByte('\n')
 		}
+		b.writeInline(item, depth+1)
+	}
+}
+
+// writeInline writes what stands on the line it starts, after "key: " or
+// "- ", and ends the line: a scalar, an empty collection (the only kind that
+// reaches it), or a literal block whose lines sit at depth. Keys and items
+// share it, so a value is written the same way in both places.
+func (b *writer) writeInline(v any, depth int) {
+	switch x := v.(type) {
+	case map[string]any:
+		b.WriteString("{}\n")
+	case []any:
+		b.WriteString("[]\n")
+	case string:
+		if literalSafe(x) {
+			b.writeLiteral(x, depth)
+			return
+		}
+		b.writeString(x)
+		b.WriteByte('\n')
+	default:
+		b.writeScalar(v)
+		b.WriteByte('\n')
 	}
 }
 

@@ -1,7 +1,6 @@
 package encode_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenancy-dev/tenancy/generator/encode"
+	"github.com/tenancy-dev/tenancy/generator/internal/goldentest"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
@@ -41,36 +41,22 @@ func encodeOne(t *testing.T, o render.Object) render.Object {
 // readBack parses YAML as kubectl and Argo CD do.
 func readBack(t *testing.T, data []byte) any {
 	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
-	return v
+	return readWith(t, func(b []byte, v any) error { return yaml.Unmarshal(b, v) }, data)
 }
 
 // readBackYAML12 parses YAML as kustomize does (kyaml, a YAML 1.2 reader).
 func readBackYAML12(t *testing.T, data []byte) any {
 	t.Helper()
+	return readWith(t, kyaml.Unmarshal, data)
+}
+
+func readWith(t *testing.T, unmarshal func([]byte, any) error, data []byte) any {
+	t.Helper()
 	var v any
-	if err := kyaml.Unmarshal(data, &v); err != nil {
+	if err := unmarshal(data, &v); err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
 	return v
-}
-
-// viaJSON gives a value the shape sigs.k8s.io/yaml gives it (numbers as
-// float64), so Fields and what is read back compare.
-func viaJSON(t *testing.T, v any) any {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // tricky are strings a YAML reader would take for something else, or
@@ -112,11 +98,11 @@ func TestTrickyStringsRoundTrip(t *testing.T) {
 			}
 			o := encodeOne(t, object("Thing", "", "thing", spec))
 			got := readBack(t, o.YAML)
-			want := viaJSON(t, o.Fields)
+			want := goldentest.AsRead(t, o.Fields)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 			}
-			if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+			if diff := cmp.Diff(want, goldentest.AsRead(t, readBackYAML12(t, o.YAML))); diff != "" {
 				t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 			}
 			gotSpec, _ := got.(map[string]any)["spec"].(map[string]any)
@@ -172,11 +158,11 @@ func TestMultilineStringsAreLiteralBlocks(t *testing.T) {
 			if diff := cmp.Diff(tc.want, "spec:\n"+got); diff != "" {
 				t.Errorf("YAML (-want,+got):\n%s", diff)
 			}
-			want := viaJSON(t, o.Fields)
+			want := goldentest.AsRead(t, o.Fields)
 			if diff := cmp.Diff(want, readBack(t, o.YAML)); diff != "" {
 				t.Errorf("read back (-fields,+yaml):\n%s", diff)
 			}
-			if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+			if diff := cmp.Diff(want, goldentest.AsRead(t, readBackYAML12(t, o.YAML))); diff != "" {
 				t.Errorf("read back by kyaml (-fields,+yaml):\n%s", diff)
 			}
 		})
@@ -208,10 +194,10 @@ func TestValuesRoundTrip(t *testing.T) {
 	for name, spec := range tests {
 		t.Run(name, func(t *testing.T) {
 			o := encodeOne(t, object("Thing", "", "thing", spec.(map[string]any)))
-			if diff := cmp.Diff(viaJSON(t, o.Fields), readBack(t, o.YAML)); diff != "" {
+			if diff := cmp.Diff(goldentest.AsRead(t, o.Fields), readBack(t, o.YAML)); diff != "" {
 				t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 			}
-			if diff := cmp.Diff(viaJSON(t, o.Fields), viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+			if diff := cmp.Diff(goldentest.AsRead(t, o.Fields), goldentest.AsRead(t, readBackYAML12(t, o.YAML))); diff != "" {
 				t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 			}
 		})
@@ -379,11 +365,11 @@ func FuzzStringRoundTrip(f *testing.F) {
 			spec["keys"] = map[string]any{s: "v"}
 		}
 		o := encodeOne(t, object("Thing", "", "thing", spec))
-		want := viaJSON(t, o.Fields)
+		want := goldentest.AsRead(t, o.Fields)
 		if diff := cmp.Diff(want, readBack(t, o.YAML)); diff != "" {
 			t.Errorf("read back (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 		}
-		if diff := cmp.Diff(want, viaJSON(t, readBackYAML12(t, o.YAML))); diff != "" {
+		if diff := cmp.Diff(want, goldentest.AsRead(t, readBackYAML12(t, o.YAML))); diff != "" {
 			t.Errorf("read back by kyaml (-fields,+yaml):\n%s\nyaml:\n%s", diff, o.YAML)
 		}
 	})

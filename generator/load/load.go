@@ -138,10 +138,16 @@ func Parse(file string, data []byte) (*Value, diag.List) {
 		switch e.Kind {
 		case unstable.KeyValue:
 			l.keyValue(l.current, e, nil)
-		case unstable.Table:
-			l.tableHeader(e)
-		case unstable.ArrayTable:
-			l.arrayTableHeader(e)
+		case unstable.Table, unstable.ArrayTable:
+			h, held, ok := l.header(e)
+			switch {
+			case !ok:
+				// Reported; the header's keys are swallowed.
+			case e.Kind == unstable.Table:
+				l.tableHeader(h, held)
+			default:
+				l.arrayTableHeader(h, held)
+			}
 		}
 	}
 	if err := p.Error(); err != nil {
@@ -265,7 +271,7 @@ func (l *loader) descend(t *Fields, prefix *field.Path, parts []string, poss []P
 			// [a.b] after [[a]] extends the last element of the array of tables.
 			v = v.Items[len(v.Items)-1]
 		case v.Kind != Table:
-			l.errorf(field.ErrorTypeDuplicate, poss[i], path, "key %q is already defined as a %s at line %d", part, v.Kind, v.KeyPos.Line)
+			l.alreadyDefined(poss[i], path, part, v)
 			return nil, nil, false
 		case v.Table.sealed:
 			l.errorf(field.ErrorTypeForbidden, poss[i], path, "cannot extend inline table %q defined at line %d", part, v.KeyPos.Line)
@@ -283,68 +289,77 @@ func (l *loader) swallow() {
 	l.current, l.prefix = &Fields{Values: map[string]*Value{}}, nil
 }
 
-// header resolves the key of a [table] or [[array]] header: the table that
-// holds its last part (implicit tables created on the way), that part, its
-// position and its path. ok is false after an error, the header's keys
-// swallowed.
-func (l *loader) header(e *unstable.Node) (parent *Fields, last string, lastPos Pos, path *field.Path, ok bool) {
+// alreadyDefined reports a key that a header or a dotted key needs as a
+// table, or an array of tables, while it already holds something else.
+func (l *loader) alreadyDefined(pos Pos, path *field.Path, key string, v *Value) {
+	l.errorf(field.ErrorTypeDuplicate, pos, path, "key %q is already defined as a %s at line %d", key, v.Kind, v.KeyPos.Line)
+}
+
+// headerKey is the last part of a [table] or [[array]] header's key: the
+// table that holds it, its name, position and path.
+type headerKey struct {
+	parent *Fields
+	name   string
+	pos    Pos
+	path   *field.Path
+}
+
+// header resolves the key of a [table] or [[array]] header, creating the
+// implicit tables on the way, and returns what the key already holds (nil
+// for nothing). ok is false after an error, the header's keys swallowed.
+func (l *loader) header(e *unstable.Node) (h headerKey, held *Value, ok bool) {
 	parts, poss := l.keyParts(e.Key())
 	parent, prefix, ok := l.descend(l.root, nil, parts[:len(parts)-1], poss[:len(poss)-1], false)
 	if !ok {
 		l.swallow()
-		return nil, "", Pos{}, nil, false
+		return headerKey{}, nil, false
 	}
-	last, lastPos = parts[len(parts)-1], poss[len(poss)-1]
-	return parent, last, lastPos, diag.Key(prefix, last), true
+	h = headerKey{parent: parent, name: parts[len(parts)-1], pos: poss[len(poss)-1]}
+	h.path = diag.Key(prefix, h.name)
+	return h, parent.Get(h.name), true
 }
 
-func (l *loader) tableHeader(e *unstable.Node) {
-	parent, last, lastPos, path, ok := l.header(e)
-	if !ok {
-		return
-	}
-	v := parent.Get(last)
+// tableHeader opens the table of a [table] header; v is what its key
+// already holds.
+func (l *loader) tableHeader(h headerKey, v *Value) {
 	switch {
 	case v == nil:
-		v = newTable(lastPos)
-		parent.set(last, v)
+		v = newTable(h.pos)
+		h.parent.set(h.name, v)
 	case v.Kind != Table:
-		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, v.Kind, v.KeyPos.Line)
+		l.alreadyDefined(h.pos, h.path, h.name, v)
 		l.swallow()
 		return
 	case v.Table.header || v.Table.sealed:
-		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "table [%s] is defined twice (first at line %d)", path, v.KeyPos.Line)
+		l.errorf(field.ErrorTypeDuplicate, h.pos, h.path, "table [%s] is defined twice (first at line %d)", h.path, v.KeyPos.Line)
 		l.swallow()
 		return
 	default:
 		// An implicit table created by a deeper header; its position
 		// becomes the explicit header's.
-		v.KeyPos, v.Pos = lastPos, lastPos
+		v.KeyPos, v.Pos = h.pos, h.pos
 	}
 	v.Table.header = true
-	l.current, l.prefix = v.Table, path
+	l.current, l.prefix = v.Table, h.path
 }
 
-func (l *loader) arrayTableHeader(e *unstable.Node) {
-	parent, last, lastPos, path, ok := l.header(e)
-	if !ok {
-		return
-	}
-	arr := parent.Get(last)
+// arrayTableHeader appends a table to the array of an [[array]] header and
+// opens it; arr is what its key already holds.
+func (l *loader) arrayTableHeader(h headerKey, arr *Value) {
 	switch {
 	case arr == nil:
-		arr = &Value{Kind: Array, KeyPos: lastPos, Pos: lastPos}
-		parent.set(last, arr)
+		arr = &Value{Kind: Array, KeyPos: h.pos, Pos: h.pos}
+		h.parent.set(h.name, arr)
 	case arr.Kind != Array || arr.static:
-		l.errorf(field.ErrorTypeDuplicate, lastPos, path, "key %q is already defined as a %s at line %d", last, arr.Kind, arr.KeyPos.Line)
+		l.alreadyDefined(h.pos, h.path, h.name, arr)
 		l.swallow()
 		return
 	}
-	elem := newTable(lastPos)
+	elem := newTable(h.pos)
 	elem.Table.header = true
 	arr.Items = append(arr.Items, elem)
 	l.current = elem.Table
-	l.prefix = path.Index(len(arr.Items) - 1)
+	l.prefix = h.path.Index(len(arr.Items) - 1)
 }
 
 func (l *loader) keyValue(t *Fields, e *unstable.Node, prefix *field.Path) {
@@ -423,20 +438,19 @@ func (l *loader) value(n *unstable.Node, path *field.Path, start int) *Value {
 		v.Kind, v.Str = String, string(n.Data)
 	case unstable.Bool:
 		v.Kind, v.Bool = Bool, string(n.Data) == "true"
-	case unstable.Integer:
-		i, err := parseInt(string(n.Data))
+	case unstable.Integer, unstable.Float:
+		var err error
+		if n.Kind == unstable.Integer {
+			v.Kind = Integer
+			v.Int, err = parseInt(string(n.Data))
+		} else {
+			v.Kind = Float
+			v.Float, err = parseFloat(string(n.Data))
+		}
 		if err != nil {
 			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
 			return nil
 		}
-		v.Kind, v.Int = Integer, i
-	case unstable.Float:
-		f, err := parseFloat(string(n.Data))
-		if err != nil {
-			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
-			return nil
-		}
-		v.Kind, v.Float = Float, f
 	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
 		v.Kind = DateTime
 	case unstable.Array:

@@ -6,22 +6,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
-	"github.com/tenancy-dev/tenancy/generator/load"
+	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
-// TestBuildDepartments: departments sorted, each with its quota for every
-// flavor, its weight's default, its teams; teams know their department.
-func TestBuildDepartments(t *testing.T) {
-	src := `version = 1
+// twoFlavors is the pool both planning tests start from: 32 H100s and 8
+// A100s, in that order of preference.
+const twoFlavors = `version = 1
 name = "gpu-pool"
 [flavors.h100]
 capacity = 32
 [flavors.a100]
 capacity = 8
-[departments.science.flavors.h100]
+`
+
+// TestBuildDepartments: departments sorted, each with its quota for every
+// flavor, its weight's default, its teams; teams know their department.
+func TestBuildDepartments(t *testing.T) {
+	src := twoFlavors + `[departments.science.flavors.h100]
 guaranteed = 20
 lendable = 4
 borrow = 6
@@ -36,15 +39,7 @@ department = "science"
 [teams.ops.flavors.a100]
 guaranteed = 2
 `
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	p := plan.Build(a)
+	p := plan.Build(sourcetest.Decode(t, src))
 	want := []plan.Department{
 		{Name: "arts", Weight: 3, Quotas: []plan.Quota{{Flavor: "h100"}, {Flavor: "a100"}},
 			Origin: diag.Origin{Pos: diag.Pos{Line: 11, Column: 14}}, WeightOrigin: diag.Origin{Pos: diag.Pos{Line: 12, Column: 10}}},

@@ -7,9 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
 	"github.com/tenancy-dev/tenancy/generator/diag"
-	"github.com/tenancy-dev/tenancy/generator/load"
+	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/windows"
 )
@@ -18,13 +17,7 @@ import (
 // UTC), its quota spelled out per flavor with the team's values where it
 // writes none.
 func TestBuildWindows(t *testing.T) {
-	src := `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 32
-[flavors.a100]
-capacity = 8
-[teams.inference.flavors.h100]
+	src := twoFlavors + `[teams.inference.flavors.h100]
 guaranteed = 8
 borrow = 2
 [teams.inference.flavors.a100]
@@ -45,15 +38,7 @@ borrow = 3
 [teams.research.flavors.h100]
 guaranteed = 8
 `
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	p := plan.Build(a)
+	p := plan.Build(sourcetest.Decode(t, src))
 	if !p.HasWindows() {
 		t.Fatal("HasWindows = false")
 	}

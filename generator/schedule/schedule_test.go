@@ -2,72 +2,28 @@ package schedule_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/generator/agreement"
-	"github.com/tenancy-dev/tenancy/generator/load"
-	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
+	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 	"github.com/tenancy-dev/tenancy/generator/schedule"
-	"github.com/tenancy-dev/tenancy/generator/validate"
 )
 
 // issue is the issue's agreement: inference lends 6 of its 8 GPUs at night
 // on weekdays, Berlin time, and one more window from 02:30 every Sunday, so
 // the clock changes of 2026 (29 March, 25 October, both Sundays) fall in it.
-const issue = `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 16
-[teams.inference]
-guaranteed = 8
-lendable = 0
-[[teams.inference.windows]]
-days = ["Mon", "Tue", "Wed", "Thu", "Fri"]
-from = "20:00"
-to = "06:00"
-timezone = "Europe/Berlin"
-lendable = 6
-[[teams.inference.windows]]
+const issue = windowstest.Head + windowstest.WeekdayNights + `[[teams.inference.windows]]
 days = ["Sun"]
 from = "02:30"
 to = "05:00"
 timezone = "Europe/Berlin"
 lendable = 2
 borrow = 1
-[teams.research]
-guaranteed = 8
-borrow = 6
-`
-
-func build(t *testing.T, src string) *plan.Agreement {
-	t.Helper()
-	root, diags := load.Parse("tenancy.toml", []byte(src))
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	a, diags := agreement.Decode("tenancy.toml", root)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	if diags := validate.Validate(a); len(diags.Errors()) > 0 {
-		t.Fatal(diags)
-	}
-	return plan.Build(a)
-}
-
-func at(t *testing.T, s string) time.Time {
-	t.Helper()
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+` + windowstest.Research
 
 func TestAt(t *testing.T) {
-	p := build(t, issue)
+	p := sourcetest.Plan(t, issue)
 	type want struct {
 		lendable, borrow int64 // inference's h100
 		open             []int // inference's open windows
@@ -91,7 +47,7 @@ func TestAt(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, err := schedule.At(p, at(t, tc.at))
+			s, err := schedule.At(p, windowstest.At(t, tc.at))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +58,7 @@ func TestAt(t *testing.T) {
 					open = append(open, o.Index)
 				}
 			}
-			if !s.NextEdge.Equal(at(t, tc.want.next)) {
+			if !s.NextEdge.Equal(windowstest.At(t, tc.want.next)) {
 				t.Errorf("next edge %s, want %s", s.NextEdge, tc.want.next)
 			}
 			got := want{q.Lendable, q.Borrow, open, tc.want.next}
@@ -120,8 +76,8 @@ func TestAt(t *testing.T) {
 }
 
 func TestAtWithoutWindows(t *testing.T) {
-	p := build(t, "version = 1\nname = \"p\"\n[flavors.h100]\ncapacity = 8\n[teams.a]\nguaranteed = 8\nlendable = 2\n")
-	s, err := schedule.At(p, at(t, "2026-12-07T20:00:00Z"))
+	p := sourcetest.Plan(t, "version = 1\nname = \"p\"\n[flavors.h100]\ncapacity = 8\n[teams.a]\nguaranteed = 8\nlendable = 2\n")
+	s, err := schedule.At(p, windowstest.At(t, "2026-12-07T20:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,11 +29,44 @@ func check(t *testing.T, src string) diag.List {
 	return nil
 }
 
+// problemCase is an agreement and every diagnostic check reports on it,
+// compared by type, position and path.
+type problemCase struct {
+	src  string
+	want diag.List
+}
+
+func checkProblems(t *testing.T, tests map[string]problemCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, check(t, tc.src), diagtest.Opts); diff != "" {
+				t.Errorf("diagnostics (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// messageCase is an agreement and its diagnostics as printed, for the
+// messages whose wording is the feature.
+type messageCase struct {
+	src  string
+	want string
+}
+
+func checkMessages(t *testing.T, tests map[string]messageCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, check(t, tc.src).String()); diff != "" {
+				t.Errorf("messages (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestDepartmentProblems(t *testing.T) {
-	tests := map[string]struct {
-		src  string
-		want diag.List
-	}{
+	tests := map[string]problemCase{
 		"a department covering its teams is valid": {
 			src: header + `[departments.science]
 guaranteed = 24
@@ -189,22 +222,13 @@ borrow = 4
 `,
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, check(t, tc.src), diagtest.Opts); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
-			}
-		})
-	}
+	checkProblems(t, tests)
 }
 
 // TestDepartmentMessages: the wording that is the feature, a suggestion,
 // the teams and sums, the other line of a collision.
 func TestDepartmentMessages(t *testing.T) {
-	tests := map[string]struct {
-		src  string
-		want string
-	}{
+	tests := map[string]messageCase{
 		"an unknown department names the one meant": {
 			src:  header + "[departments.science]\nguaranteed = 8\n[teams.a]\ndepartment = \"sceince\"\n[teams.b]\ndepartment = \"science\"\n",
 			want: `tenancy.toml:8:14: teams.a.department: unknown department "sceince" (did you mean "science"?)`,
@@ -230,11 +254,5 @@ func TestDepartmentMessages(t *testing.T) {
 			want: `tenancy.toml:5:14: departments.gpu-pool: department "gpu-pool" has the pool's name (name, line 2): the pool and the department would be one Kueue Cohort and one KAI queue`,
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, check(t, tc.src).String()); diff != "" {
-				t.Errorf("messages (-want,+got):\n%s", diff)
-			}
-		})
-	}
+	checkMessages(t, tests)
 }

@@ -3,11 +3,9 @@ package validate_test
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
-	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 )
 
 // inference is a team of the header's one flavor with one window header
@@ -19,10 +17,7 @@ reclaim = "preempt"
 `
 
 func TestWindowProblems(t *testing.T) {
-	tests := map[string]struct {
-		src  string
-		want diag.List
-	}{
+	tests := map[string]problemCase{
 		"the issue's window is valid": {
 			src: inference + `days = ["Mon", "Tue", "Wed", "Thu", "Fri"]
 from = "20:00"
@@ -155,20 +150,11 @@ guaranteed = 4
 			want: diag.List{errAt(7, 11, "teams.inference.windows", field.ErrorTypeTypeInvalid)},
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, check(t, tc.src), diagtest.Opts); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
-			}
-		})
-	}
+	checkProblems(t, tests)
 }
 
 func TestWindowMessages(t *testing.T) {
-	tests := map[string]struct {
-		src  string
-		want string
-	}{
+	tests := map[string]messageCase{
 		"an overlap names the other window and the day": {
 			src:  inference + "days = [\"Fri\"]\nfrom = \"20:00\"\nto = \"06:00\"\nlendable = 6\n[[teams.inference.windows]]\ndays = [\"Sat\"]\nfrom = \"05:00\"\nto = \"07:00\"\nlendable = 2\n",
 			want: `tenancy.toml:15:8: teams.inference.windows[1]: overlaps the team's window at line 8 (20:00 to 06:00 UTC on Fri) on Fri: windows of one team must not overlap, which values would apply?`,
@@ -182,11 +168,5 @@ func TestWindowMessages(t *testing.T) {
 			want: `tenancy.toml:11:12: teams.inference.windows[0].lendable: lendable (9) exceeds the team's guaranteed 8 of flavor h100: inside a window, too, a team can only lend GPUs it is guaranteed`,
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, check(t, tc.src).String()); diff != "" {
-				t.Errorf("messages (-want,+got):\n%s", diff)
-			}
-		})
-	}
+	checkMessages(t, tests)
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 )
 
 func mustZone(t *testing.T, name string) *time.Location {
@@ -14,15 +16,6 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return l
-}
-
-func at(t *testing.T, s string) time.Time {
-	t.Helper()
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
@@ -64,7 +57,7 @@ func TestOpenAt(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			iv, open, err := tc.spec.OpenAt(at(t, tc.at))
+			iv, open, err := tc.spec.OpenAt(windowstest.At(t, tc.at))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +67,7 @@ func TestOpenAt(t *testing.T) {
 			if !open {
 				return
 			}
-			if !iv.Start.Equal(at(t, tc.start)) || !iv.End.Equal(at(t, tc.end)) {
+			if !iv.Start.Equal(windowstest.At(t, tc.start)) || !iv.End.Equal(windowstest.At(t, tc.end)) {
 				t.Errorf("occurrence %s to %s, want %s to %s", iv.Start, iv.End, tc.start, tc.end)
 			}
 		})
@@ -95,11 +88,11 @@ func TestNextEdge(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := tc.spec.NextEdge(at(t, tc.at))
+			got, err := tc.spec.NextEdge(windowstest.At(t, tc.at))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Equal(at(t, tc.want)) {
+			if !got.Equal(windowstest.At(t, tc.want)) {
 				t.Errorf("next edge %s, want %s", got, tc.want)
 			}
 		})

@@ -29,3 +29,19 @@ func Quota(flavor string, guaranteed, lendable, borrow int64) plan.Quota {
 func Team(name string, quotas ...plan.Quota) plan.Team {
 	return plan.Team{Name: name, Namespaces: []string{name}, Reclaim: plan.ReclaimPreempt, Weight: 1, Quotas: quotas}
 }
+
+// Pool is the agreement gpu-pool with the flavors and teams given, each
+// team's quotas listed for every flavor in order (zero where the team
+// names none), as plan.Build lists them.
+func Pool(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
+	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
+	for _, t := range teams {
+		var qs []plan.Quota
+		for _, f := range flavors {
+			qs = append(qs, t.Quota(f.Name))
+		}
+		t.Quotas = qs
+		p.Teams = append(p.Teams, t)
+	}
+	return p
+}

@@ -70,11 +70,7 @@ func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 		var worst int64 = -1
 		for i := range p.Teams {
 			t := &p.Teams[i]
-			s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
-			g, limit := s.Guaranteed, s.MostUsable()
-			if s.NeverLends() {
-				limit = g
-			}
+			g, limit := quotaAndLimit(p, t)
 			var parts []string
 			for _, f := range countedFlavors {
 				if q := t.Quota(f.Name); q.Guaranteed+q.Borrow > 0 {
@@ -99,11 +95,7 @@ func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 	// lets a team spend its quota on any of them.
 	for i := range p.Teams {
 		t := &p.Teams[i]
-		s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
-		g, limit := s.Guaranteed, s.MostUsable()
-		if s.NeverLends() {
-			limit = g
-		}
+		g, limit := quotaAndLimit(p, t)
 		if limit == 0 {
 			continue
 		}
@@ -131,6 +123,19 @@ func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 		}
 		r.Warnf(field.ErrorTypeNotSupported, t.Origin.Pos, t.Origin.Path, "%s", msg)
 	}
+}
+
+// quotaAndLimit is what the checks' messages say a team's queue gets, in
+// the GPUs KAI counts, summed over flavors: its guarantee, and a limit of
+// the guarantee plus what it may borrow, or of the guarantee alone when it
+// never lends (as outside departments, where Render puts such a team in the
+// reserved subtree, which borrows nothing).
+func quotaAndLimit(p *plan.Agreement, t *plan.Team) (quota, limit int64) {
+	s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
+	if s.NeverLends() {
+		return s.Guaranteed, s.Guaranteed
+	}
+	return s.Guaranteed, s.MostUsable()
 }
 
 // priorityChecks: names Kubernetes refuses, and KAI's preemptible and

@@ -1,7 +1,6 @@
 package kai_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +22,7 @@ func TestDepartmentQueues(t *testing.T) {
 	b := plantest.Team("b", plantest.Quota("h100", 4, 0, 2))
 	b.Department = "science"
 	ops := plantest.Team("ops", plantest.Quota("h100", 4, 0, 0))
-	p := pooled([]plan.Flavor{plantest.H100(32)}, a, b, ops)
+	p := plantest.Pool([]plan.Flavor{plantest.H100(32)}, a, b, ops)
 	p.Departments = []plan.Department{{Name: "science", Weight: 3, Teams: []string{"a", "b"}, Quotas: []plan.Quota{plantest.Quota("h100", 20, 4, 6)}}}
 	want := map[string]queue{
 		"gpu-pool":          {Quota: 24, Limit: 32, Weight: 1},
@@ -42,13 +41,7 @@ func TestDepartmentQueues(t *testing.T) {
 // TestDepartmentRules: what KAI cannot say of a department is a warning at
 // the value, a department named like the pool's subtree queues an error.
 func TestDepartmentRules(t *testing.T) {
-	warn := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
-	tests := map[string]struct {
-		src  string
-		want diag.List
-	}{
+	tests := map[string]ruleCase{
 		"a department that lends all it has: nothing to say": {
 			src: pool + "[departments.science]\nguaranteed = 8\nlendable = 8\n[teams.a]\ndepartment = \"science\"\nguaranteed = 8\nlendable = 8\n",
 		},
@@ -71,19 +64,7 @@ func TestDepartmentRules(t *testing.T) {
 			want: diag.List{diagtest.Error("tenancy.toml", 5, 14, "departments.gpu-pool-shared", field.ErrorTypeDuplicate)},
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := rules(t, tc.src)
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
-			}
-			for _, d := range got {
-				if !strings.HasPrefix(d.Message, "kai: ") {
-					t.Errorf("%s: want a message starting with \"kai: \"", d)
-				}
-			}
-		})
-	}
+	checkRules(t, tests)
 	got := rules(t, pool+"[departments.gpu-pool-reserved]\nguaranteed = 8\nlendable = 8\n[teams.a]\ndepartment = \"gpu-pool-reserved\"\nguaranteed = 8\nlendable = 8\n").String()
 	want := `tenancy.toml:5:14: departments.gpu-pool-reserved: kai: department "gpu-pool-reserved" has the name of the pool's reserved subtree queue (pool name "gpu-pool" at line 2): rename the department`
 	if got != want {

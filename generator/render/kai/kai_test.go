@@ -30,19 +30,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 )
 
-func pooled(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
-	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
-	for _, t := range teams {
-		var qs []plan.Quota
-		for _, f := range flavors {
-			qs = append(qs, t.Quota(f.Name))
-		}
-		t.Quotas = qs
-		p.Teams = append(p.Teams, t)
-	}
-	return p
-}
-
 // queue is what a Queue says, in one line a case can spell out.
 type queue struct {
 	Parent       string
@@ -111,7 +98,7 @@ func TestQueueTree(t *testing.T) {
 		want map[string]queue
 	}{
 		"reference agreement: inference is never lent": {
-			plan: pooled([]plan.Flavor{plantest.H100(32)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(32)},
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
 				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
@@ -128,7 +115,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"everyone lends: no reserved subtree, the shared one may use the whole pool": {
-			plan: pooled([]plan.Flavor{plantest.H100(16)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("b", plantest.Quota("h100", 4, 2, 0))),
 			want: map[string]queue{
@@ -139,7 +126,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"nobody lends: no shared subtree": {
-			plan: pooled([]plan.Flavor{plantest.H100(16)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0))),
 			want: map[string]queue{
@@ -150,7 +137,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a pure borrower: quota 0, limit what it may borrow": {
-			plan: pooled([]plan.Flavor{plantest.H100(8)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]queue{
@@ -161,7 +148,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a team with really no GPUs has limit 0, KAI's hard zero": {
-			plan: pooled([]plan.Flavor{plantest.H100(8)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("nobody", plantest.Quota("h100", 0, 0, 0))),
 			want: map[string]queue{
@@ -172,7 +159,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a never-lending team that may borrow still gets limit = quota": {
-			plan: pooled([]plan.Flavor{plantest.H100(16)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(16)},
 				plantest.Team("a", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 4))),
 			want: map[string]queue{
@@ -187,7 +174,7 @@ func TestQueueTree(t *testing.T) {
 			plan: func() *plan.Agreement {
 				heavy := plantest.Team("heavy", plantest.Quota("h100", 4, 4, 4))
 				heavy.Weight = 3
-				return pooled([]plan.Flavor{plantest.H100(8)}, heavy, plantest.Team("light", plantest.Quota("h100", 4, 4, 4)))
+				return plantest.Pool([]plan.Flavor{plantest.H100(8)}, heavy, plantest.Team("light", plantest.Quota("h100", 4, 4, 4)))
 			}(),
 			want: map[string]queue{
 				"gpu-pool":        {Quota: 8, Limit: 8, Weight: 1},
@@ -197,7 +184,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"flavors are summed, each MIG 1g slice counted as one GPU as KAI counts it": {
-			plan: pooled([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
 				plantest.Team("a", plantest.Quota("h100", 8, 4, 4), plantest.Quota("a100", 4, 4, 0), plantest.Quota("a100-mig", 28, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0), plantest.Quota("a100-mig", 28, 14, 14))),
 			want: map[string]queue{
@@ -210,7 +197,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a team with MIG quota only gets a limit, not KAI's hard zero": {
-			plan: pooled([]plan.Flavor{plantest.H100(8), plantest.MIG(14)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(8), plantest.MIG(14)},
 				plantest.Team("gpus", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("slices", plantest.Quota("a100-mig", 14, 7, 0))),
 			want: map[string]queue{
@@ -221,7 +208,7 @@ func TestQueueTree(t *testing.T) {
 			},
 		},
 		"a 3g slice counts three GPUs; a resource KAI does not count, none": {
-			plan: pooled([]plan.Flavor{
+			plan: plantest.Pool([]plan.Flavor{
 				{Name: "mig3", Resource: "nvidia.com/mig-3g.20gb", Capacity: 4},
 				{Name: "amd", Resource: "amd.com/gpu", Capacity: 8}},
 				plantest.Team("a", plantest.Quota("mig3", 2, 2, 1), plantest.Quota("amd", 8, 8, 0)),
@@ -267,20 +254,46 @@ name = "gpu-pool"
 capacity = 16
 `
 
+// ruleCase is an agreement and every diagnostic the KAI checks report on it.
+type ruleCase struct {
+	src  string
+	want diag.List
+}
+
+// checkRules compares each case's diagnostics, and checks that every one
+// says it comes from the KAI backend.
+func checkRules(t *testing.T, tests map[string]ruleCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := rules(t, tc.src)
+			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+				t.Errorf("diagnostics (-want,+got):\n%s", diff)
+			}
+			for _, d := range got {
+				if !strings.HasPrefix(d.Message, "kai: ") {
+					t.Errorf("%s: want a message starting with \"kai: \"", d)
+				}
+			}
+		})
+	}
+}
+
+// warn is what KAI cannot express exactly, at tenancy.toml:line:col.
+func warn(line, col int, path string) diag.Diagnostic {
+	return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
+}
+
+// refused is what KAI cannot take at all, at tenancy.toml:line:col.
+func refused(line, col int, path string) diag.Diagnostic {
+	return diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
+}
+
 // TestRules: what KAI cannot express is a warning, what it refuses an
 // error, each at the value it is about (the line and column of the value,
 // the field path of the key the user wrote).
 func TestRules(t *testing.T) {
-	warn := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
-	refused := func(line, col int, path string) diag.Diagnostic {
-		return diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-	}
-	tests := map[string]struct {
-		src  string
-		want diag.List
-	}{
+	tests := map[string]ruleCase{
 		"exactly expressible: nothing to say": {
 			src: pool + "[teams.a]\nguaranteed = 8\nlendable = 8\nborrow = 8\n[teams.b]\nguaranteed = 8\nlendable = 8\n",
 		},
@@ -371,19 +384,7 @@ lendable = 8
 			want: diag.List{warn(7, 18, "priorities.prod.value")},
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := rules(t, tc.src)
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
-			}
-			for _, d := range got {
-				if !strings.HasPrefix(d.Message, "kai: ") {
-					t.Errorf("%s: want a message starting with \"kai: \"", d)
-				}
-			}
-		})
-	}
+	checkRules(t, tests)
 }
 
 // TestRulesInlineAgreement: an agreement without a path (the KRM function's
@@ -461,15 +462,6 @@ func conformCRD(t *testing.T, crd *crdcheck.CRD, o generator.Object) {
 	}
 }
 
-func strict(t *testing.T, o generator.Object, into any) bool {
-	t.Helper()
-	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
-		return false
-	}
-	return true
-}
-
 func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, namespaced bool, nameFn apivalidation.ValidateNameFunc) {
 	t.Helper()
 	errs := apivalidation.ValidateObjectMeta(&meta, namespaced, nameFn, field.NewPath("metadata"))
@@ -515,7 +507,7 @@ func TestConformsToKAI(t *testing.T) {
 					validateMeta(t, o, meta.Metadata, false, apivalidation.NameIsDNSSubdomain)
 				case "scheduling.k8s.io/v1/PriorityClass":
 					var pc schedulingv1.PriorityClass
-					if strict(t, o, &pc) {
+					if crdcheck.Strict(t, o, o.YAML, &pc) {
 						validateMeta(t, o, pc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain)
 						if strings.HasPrefix(pc.Name, "system-") {
 							t.Errorf("PriorityClass %s: Kubernetes reserves the system- prefix", pc.Name)
@@ -526,7 +518,7 @@ func TestConformsToKAI(t *testing.T) {
 					}
 				case "v1/Namespace":
 					var ns corev1.Namespace
-					if strict(t, o, &ns) {
+					if crdcheck.Strict(t, o, o.YAML, &ns) {
 						validateMeta(t, o, ns.ObjectMeta, false, apivalidation.ValidateNamespaceName)
 						if q := ns.Labels[kai.QueueLabel]; !teamOf[q] {
 							t.Errorf("Namespace %s: label %s=%q names no team's queue", ns.Name, kai.QueueLabel, q)
@@ -534,7 +526,7 @@ func TestConformsToKAI(t *testing.T) {
 					}
 				case "v1/ResourceQuota":
 					var rq corev1.ResourceQuota
-					if strict(t, o, &rq) {
+					if crdcheck.Strict(t, o, o.YAML, &rq) {
 						validateMeta(t, o, rq.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 					}
 				case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",

@@ -69,21 +69,33 @@ func TestClassValues(t *testing.T) {
 	}
 }
 
-// TestPriorityClassValues: the rendered PriorityClasses carry ClassValues'
-// numbers, so KAI's band follows each priority's preemptible.
-func TestPriorityClassValues(t *testing.T) {
-	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
+// referencePriorityClasses renders the reference agreement's priorities
+// (critical, non-preemptible; standard and scavenger, preemptible) and
+// returns the PriorityClasses as rendered.
+func referencePriorityClasses(t *testing.T) []schedulingv1.PriorityClass {
+	t.Helper()
+	p := plantest.Pool([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
 	p.Priorities = []plan.Priority{
 		{Name: "critical", Value: 1000},
 		{Name: "standard", Value: 100, Preemptible: true},
 		{Name: "scavenger", Value: 10, Preemptible: true},
 	}
-	got := map[string]int32{}
+	var out []schedulingv1.PriorityClass
 	for _, o := range rendered(t, p, "PriorityClass") {
 		var pc schedulingv1.PriorityClass
 		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
 			t.Fatal(err)
 		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// TestPriorityClassValues: the rendered PriorityClasses carry ClassValues'
+// numbers, so KAI's band follows each priority's preemptible.
+func TestPriorityClassValues(t *testing.T) {
+	got := map[string]int32{}
+	for _, pc := range referencePriorityClasses(t) {
 		got[pc.Name] = pc.Value
 	}
 	want := map[string]int32{"critical": 1000, "standard": 99, "scavenger": 98}
@@ -128,18 +140,8 @@ func TestDefaultPriority(t *testing.T) {
 // TestPriorityClassGlobalDefault: exactly the default priority's class is
 // the cluster's globalDefault.
 func TestPriorityClassGlobalDefault(t *testing.T) {
-	p := pooled([]plan.Flavor{plantest.H100(8)}, plantest.Team("a", plantest.Quota("h100", 8, 8, 0)))
-	p.Priorities = []plan.Priority{
-		{Name: "critical", Value: 1000},
-		{Name: "standard", Value: 100, Preemptible: true},
-		{Name: "scavenger", Value: 10, Preemptible: true},
-	}
 	var defaults []string
-	for _, o := range rendered(t, p, "PriorityClass") {
-		var pc schedulingv1.PriorityClass
-		if err := yaml.Unmarshal(o.YAML, &pc); err != nil {
-			t.Fatal(err)
-		}
+	for _, pc := range referencePriorityClasses(t) {
 		if pc.GlobalDefault {
 			defaults = append(defaults, pc.Name)
 		}

@@ -15,13 +15,7 @@ import (
 
 func cohorts(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.Cohort {
 	t.Helper()
-	out := map[string]*kueuev1beta2.Cohort{}
-	for _, o := range objs {
-		if o.Kind() == "Cohort" {
-			out[o.Name()] = typed[kueuev1beta2.Cohort](t, o)
-		}
-	}
-	return out
+	return byName[kueuev1beta2.Cohort](t, objs, "Cohort")
 }
 
 // TestDepartmentCohorts: a department is a Cohort under the pool's, its
@@ -34,7 +28,7 @@ func TestDepartmentCohorts(t *testing.T) {
 	physics := plantest.Team("physics", plantest.Quota("h100", 10, 0, 0), plantest.Quota("a100-mig", 7, 0, 0))
 	physics.Department = "science"
 	ops := plantest.Team("ops", plantest.Quota("h100", 4, 0, 0))
-	p := agreement([]plan.Flavor{plantest.H100(64), plantest.MIG(56)}, genomics, ops, physics)
+	p := plantest.Pool([]plan.Flavor{plantest.H100(64), plantest.MIG(56)}, genomics, ops, physics)
 	p.Departments = []plan.Department{{
 		Name: "science", Weight: 3, Teams: []string{"genomics", "physics"},
 		Quotas: []plan.Quota{plantest.Quota("h100", 40, 8, 6), plantest.Quota("a100-mig", 7, 0, 14)},

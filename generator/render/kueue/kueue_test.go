@@ -35,21 +35,6 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
 )
 
-// agreement fills in every team's zero quotas for flavors it does not name,
-// as plan.Build does.
-func agreement(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
-	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
-	for _, t := range teams {
-		var qs []plan.Quota
-		for _, f := range flavors {
-			qs = append(qs, t.Quota(f.Name))
-		}
-		t.Quotas = qs
-		p.Teams = append(p.Teams, t)
-	}
-	return p
-}
-
 func renderV1beta2(t *testing.T, p *plan.Agreement) []render.Object {
 	t.Helper()
 	objs, diags := kueue.Renderer{APIVersion: generator.KueueV1beta2}.Render(p)
@@ -70,15 +55,21 @@ func typed[T any](t *testing.T, o render.Object) *T {
 	return out
 }
 
-func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
+// byName returns the objects of one kind, typed, by name.
+func byName[T any](t *testing.T, objs []render.Object, kind string) map[string]*T {
 	t.Helper()
-	out := map[string]*kueuev1beta2.ClusterQueue{}
+	out := map[string]*T{}
 	for _, o := range objs {
-		if o.Kind() == "ClusterQueue" {
-			out[o.Name()] = typed[kueuev1beta2.ClusterQueue](t, o)
+		if o.Kind() == kind {
+			out[o.Name()] = typed[T](t, o)
 		}
 	}
 	return out
+}
+
+func clusterQueues(t *testing.T, objs []render.Object) map[string]*kueuev1beta2.ClusterQueue {
+	t.Helper()
+	return byName[kueuev1beta2.ClusterQueue](t, objs, "ClusterQueue")
 }
 
 // quotaTable summarises a ClusterQueue's quotas as
@@ -129,7 +120,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 		want map[string]map[string]string // team → quota table
 	}{
 		"reference agreement": {
-			plan: agreement([]plan.Flavor{plantest.H100(32)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(32)},
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8)),
 				plantest.Team("research", plantest.Quota("h100", 8, 8, 8)),
 				plantest.Team("inference", plantest.Quota("h100", 8, 0, 0))),
@@ -140,7 +131,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 			},
 		},
 		"a team with nothing guaranteed may still borrow": {
-			plan: agreement([]plan.Flavor{plantest.H100(8)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(8)},
 				plantest.Team("owner", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("guest", plantest.Quota("h100", 0, 0, 4))),
 			want: map[string]map[string]string{
@@ -149,7 +140,7 @@ func TestClusterQueueQuotas(t *testing.T) {
 			},
 		},
 		"two flavors of two resources: each flavor has the other's resource at zero": {
-			plan: agreement([]plan.Flavor{plantest.H100(32), plantest.MIG(56)},
+			plan: plantest.Pool([]plan.Flavor{plantest.H100(32), plantest.MIG(56)},
 				plantest.Team("notebooks", plantest.Quota("a100-mig", 28, 14, 14), plantest.Quota("h100", 0, 0, 4)),
 				plantest.Team("training", plantest.Quota("h100", 16, 8, 8))),
 			want: map[string]map[string]string{
@@ -188,7 +179,7 @@ func TestFlavorOrderIsThePlans(t *testing.T) {
 		"mig first":  {plantest.MIG(7), plantest.H100(8)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cq := clusterQueues(t, renderV1beta2(t, agreement(flavors, plantest.Team("a", plantest.Quota("h100", 8, 0, 0)))))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, plantest.Pool(flavors, plantest.Team("a", plantest.Quota("h100", 8, 0, 0)))))["a"]
 			var want, got []string
 			for _, f := range flavors {
 				want = append(want, f.Name)
@@ -215,7 +206,7 @@ func TestReclaim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tm := plantest.Team("a", plantest.Quota("h100", 8, 8, 0))
 			tm.Reclaim = tc.reclaim
-			cq := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm)))["a"]
+			cq := clusterQueues(t, renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(8)}, tm)))["a"]
 			if got := cq.Spec.Preemption.ReclaimWithinCohort; got != tc.want {
 				t.Errorf("reclaimWithinCohort = %s, want %s", got, tc.want)
 			}
@@ -227,7 +218,7 @@ func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
 	training := plantest.Team("training", plantest.Quota("h100", 8, 0, 0))
 	training.Namespaces = []string{"training", "training-batch"}
 	research := plantest.Team("research", plantest.Quota("h100", 8, 0, 0))
-	cqs := clusterQueues(t, renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(16)}, training, research)))
+	cqs := clusterQueues(t, renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(16)}, training, research)))
 	// Namespaces as the API server labels them, plus one that copies a
 	// team's label onto itself: the selector must not be fooled by it.
 	namespaces := map[string]labels.Set{
@@ -265,7 +256,7 @@ func TestNamespaceSelectorAdmitsTheTeamsNamespacesOnly(t *testing.T) {
 func TestDefaultsWrittenOut(t *testing.T) {
 	tm := plantest.Team("a", plantest.Quota("h100", 8, 0, 0))
 	tm.Weight = 3
-	objs := renderV1beta2(t, agreement([]plan.Flavor{plantest.H100(8)}, tm))
+	objs := renderV1beta2(t, plantest.Pool([]plan.Flavor{plantest.H100(8)}, tm))
 	never := kueuev1beta2.None
 	weight := resource.MustParse("3")
 	wantCQ := kueuev1beta2.ClusterQueueSpec{
@@ -336,14 +327,6 @@ func parse(t *testing.T, o generator.Object) map[string]any {
 
 // strict decodes an object's YAML into a Go API type, failing on any field
 // the type does not have.
-func strict(t *testing.T, o generator.Object, into any) bool {
-	t.Helper()
-	if err := yaml.UnmarshalStrict(o.YAML, into); err != nil {
-		t.Errorf("%s %s/%s does not decode strictly into %T: %v", o.Kind(), o.Namespace(), o.Name(), into, err)
-		return false
-	}
-	return true
-}
 
 func report(t *testing.T, o generator.Object, what string, errs field.ErrorList) {
 	t.Helper()
@@ -363,6 +346,22 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 	report(t, o, "labels", metav1validation.ValidateLabels(meta.Labels, field.NewPath("metadata", "labels")))
 }
 
+// eachKueueRendering runs check on the Kueue rendering of every example in
+// both API versions.
+func eachKueueRendering(t *testing.T, check func(t *testing.T, api string, res *generator.Result)) {
+	for path, src := range examples.Sources(t) {
+		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
+			t.Run(path+"/"+api, func(t *testing.T) {
+				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, api, res)
+			})
+		}
+	}
+}
+
 // TestConformsToKueue checks every rendered object of every agreement, in
 // both API versions, against what the API server and Kueue's webhooks would
 // check: the v0.17.0 CRDs, with the API server's own validators (structural
@@ -380,19 +379,11 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // webhook would.
 func TestConformsToKueue(t *testing.T) {
 	crds := kueueCRDs(t)
-	for path, src := range examples.Sources(t) {
-		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
-			t.Run(path+"/"+api, func(t *testing.T) {
-				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range res.Objects {
-					conform(t, crds, api, o)
-				}
-			})
+	eachKueueRendering(t, func(t *testing.T, api string, res *generator.Result) {
+		for _, o := range res.Objects {
+			conform(t, crds, api, o)
 		}
-	}
+	})
 }
 
 func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generator.Object) {
@@ -418,7 +409,7 @@ func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generato
 	switch o.APIVersion() + "/" + o.Kind() {
 	case "v1/Namespace":
 		var ns corev1.Namespace
-		if strict(t, o, &ns) {
+		if crdcheck.Strict(t, o, o.YAML, &ns) {
 			validateMeta(t, o, ns.ObjectMeta, false)
 			if ns.Labels[render.NamespaceNameLabel] != ns.Name {
 				t.Errorf("Namespace %s: label %s=%q, want its name (the API server sets it)", ns.Name, render.NamespaceNameLabel, ns.Labels[render.NamespaceNameLabel])
@@ -426,7 +417,7 @@ func conform(t *testing.T, crds map[string]*crdcheck.CRD, api string, o generato
 		}
 	case "v1/ResourceQuota":
 		var rq corev1.ResourceQuota
-		if strict(t, o, &rq) {
+		if crdcheck.Strict(t, o, o.YAML, &rq) {
 			validateMeta(t, o, rq.ObjectMeta, true)
 			// The VM quota holds VMs only; the guardrails' GPU quota is
 			// checked by render/guard.
@@ -480,12 +471,12 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 		return nil
 	}
 	if !v1beta1 {
-		if !strict(t, o, out) {
+		if !crdcheck.Strict(t, o, o.YAML, out) {
 			return nil
 		}
 		return out
 	}
-	if !strict(t, o, old) {
+	if !crdcheck.Strict(t, o, o.YAML, old) {
 		return nil
 	}
 	if err := convert(); err != nil {
@@ -522,70 +513,62 @@ func conformKueue(t *testing.T, o generator.Object) {
 // no status or timestamps, canonical quantities, and the cohort field of
 // each API version.
 func TestEncodedObjects(t *testing.T) {
-	for path, src := range examples.Sources(t) {
-		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
-			t.Run(path+"/"+api, func(t *testing.T) {
-				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
-				if err != nil {
-					t.Fatal(err)
+	eachKueueRendering(t, func(t *testing.T, api string, res *generator.Result) {
+		teams := map[string]bool{}
+		cohortOf := map[string]string{} // a team's ClusterQueue's Cohort
+		for _, tm := range res.Plan.Teams {
+			teams[tm.Name] = true
+			cohortOf[tm.Name] = res.Plan.Name
+			if tm.Department != "" {
+				cohortOf[tm.Name] = tm.Department
+			}
+		}
+		for _, o := range res.Objects {
+			obj := parse(t, o)
+			id := o.Kind() + " " + o.Namespace() + "/" + o.Name()
+			meta, _ := obj["metadata"].(map[string]any)
+			lbls, _ := meta["labels"].(map[string]any)
+			if lbls[render.ManagedByLabel] != render.ManagedBy {
+				t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
+			}
+			// Every object but the pool-wide ones belongs to a team.
+			switch o.Kind() {
+			case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
+				if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
+					t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
 				}
-				teams := map[string]bool{}
-				cohortOf := map[string]string{} // a team's ClusterQueue's Cohort
-				for _, tm := range res.Plan.Teams {
-					teams[tm.Name] = true
-					cohortOf[tm.Name] = res.Plan.Name
-					if tm.Department != "" {
-						cohortOf[tm.Name] = tm.Department
-					}
+			}
+			if _, ok := obj["status"]; ok {
+				t.Errorf("%s has a status", id)
+			}
+			walk(obj, "", func(path string, v any) {
+				if strings.HasSuffix(path, ".creationTimestamp") || path == "creationTimestamp" {
+					t.Errorf("%s: %s is written", id, path)
 				}
-				for _, o := range res.Objects {
-					obj := parse(t, o)
-					id := o.Kind() + " " + o.Namespace() + "/" + o.Name()
-					meta, _ := obj["metadata"].(map[string]any)
-					lbls, _ := meta["labels"].(map[string]any)
-					if lbls[render.ManagedByLabel] != render.ManagedBy {
-						t.Errorf("%s: label %s=%v, want %s", id, render.ManagedByLabel, lbls[render.ManagedByLabel], render.ManagedBy)
-					}
-					// Every object but the pool-wide ones belongs to a team.
-					switch o.Kind() {
-					case "Namespace", "ClusterQueue", "LocalQueue", "ResourceQuota":
-						if team, _ := lbls[render.TeamLabel].(string); !teams[team] {
-							t.Errorf("%s: label %s=%q names no team", id, render.TeamLabel, team)
-						}
-					}
-					if _, ok := obj["status"]; ok {
-						t.Errorf("%s has a status", id)
-					}
-					walk(obj, "", func(path string, v any) {
-						if strings.HasSuffix(path, ".creationTimestamp") || path == "creationTimestamp" {
-							t.Errorf("%s: %s is written", id, path)
-						}
-						if s, ok := v.(string); ok && isQuantityPath(path) {
-							q, err := resource.ParseQuantity(s)
-							if err != nil {
-								t.Errorf("%s: %s: %q is not a quantity: %v", id, path, s, err)
-							} else if q.String() != s {
-								t.Errorf("%s: %s: %q is not canonical; the API server stores %q", id, path, s, q.String())
-							}
-						}
-					})
-					if o.Kind() == "ClusterQueue" {
-						spec := obj["spec"].(map[string]any)
-						want, other := "cohortName", "cohort"
-						if api == generator.KueueV1beta1 {
-							want, other = "cohort", "cohortName"
-						}
-						if spec[want] != cohortOf[o.Name()] {
-							t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], cohortOf[o.Name()])
-						}
-						if _, ok := spec[other]; ok {
-							t.Errorf("%s: spec.%s is not a %s field", id, other, api)
-						}
+				if s, ok := v.(string); ok && isQuantityPath(path) {
+					q, err := resource.ParseQuantity(s)
+					if err != nil {
+						t.Errorf("%s: %s: %q is not a quantity: %v", id, path, s, err)
+					} else if q.String() != s {
+						t.Errorf("%s: %s: %q is not canonical; the API server stores %q", id, path, s, q.String())
 					}
 				}
 			})
+			if o.Kind() == "ClusterQueue" {
+				spec := obj["spec"].(map[string]any)
+				want, other := "cohortName", "cohort"
+				if api == generator.KueueV1beta1 {
+					want, other = "cohort", "cohortName"
+				}
+				if spec[want] != cohortOf[o.Name()] {
+					t.Errorf("%s: spec.%s = %v, want %s", id, want, spec[want], cohortOf[o.Name()])
+				}
+				if _, ok := spec[other]; ok {
+					t.Errorf("%s: spec.%s is not a %s field", id, other, api)
+				}
+			}
 		}
-	}
+	})
 }
 
 // isQuantityPath reports whether a field holds a resource.Quantity.
@@ -641,7 +624,7 @@ func TestV1beta1SaysTheSame(t *testing.T) {
 				}
 				var old kueuev1beta1.ClusterQueue
 				var back, want kueuev1beta2.ClusterQueue
-				if !strict(t, o, &old) || !strict(t, v2.Objects[i], &want) {
+				if !crdcheck.Strict(t, o, o.YAML, &old) || !crdcheck.Strict(t, v2.Objects[i], v2.Objects[i].YAML, &want) {
 					continue
 				}
 				if err := old.ConvertTo(&back); err != nil {

@@ -11,26 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
 )
 
-const issue = `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 16
-[teams.inference]
-guaranteed = 8
-lendable = 0
-[[teams.inference.windows]]
-days = ["Mon", "Tue", "Wed", "Thu", "Fri"]
-from = "20:00"
-to = "06:00"
-timezone = "Europe/Berlin"
-lendable = 6
-[teams.research]
-guaranteed = 8
-borrow = 6
-`
+// issue is the issue's agreement as written there.
+const issue = windowstest.Agreement
 
 func renderIssue(t *testing.T, opts generator.Options) *generator.Result {
 	t.Helper()
@@ -162,7 +148,7 @@ func TestKAIWarnsAboutReservedBorrow(t *testing.T) {
 
 // TestNoWindowNoController: agreements without windows render as before.
 func TestNoWindowNoController(t *testing.T) {
-	src := strings.Split(issue, "[[teams")[0] + "[teams.research]\nguaranteed = 8\n"
+	src := windowstest.Head + "[teams.research]\nguaranteed = 8\n"
 	res, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
