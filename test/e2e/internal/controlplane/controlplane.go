@@ -8,6 +8,10 @@
 // to watch it admit, borrow, preempt and reclaim. With Options.Nodes the
 // real kube-scheduler runs too, and KWOK simulates the Nodes' kubelets, so
 // Pods are bound to (simulated) Nodes and run there.
+//
+// etcd and kube-apiserver, their certificates, the admin user and the CRDs
+// come from controller-runtime's envtest (apiserver.go); every other
+// component is started by this package's own launcher (process.go).
 package controlplane
 
 import (
