@@ -119,6 +119,13 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, opts Options, etcdCl
 	if _, err := cp.env.Start(); err != nil {
 		return fmt.Errorf("start etcd and kube-apiserver (envtest): %w", err)
 	}
+	// envtest always makes a serving certificate for a webhook server of
+	// its own, in a temporary directory it removes in Stop. No webhook here
+	// is envtest's, and a killed test process would leave the directory
+	// behind: remove it now (Stop's removal then finds nothing).
+	if err := os.RemoveAll(cp.env.WebhookInstallOptions.LocalServingCertDir); err != nil {
+		return err
+	}
 
 	// Our own admin rather than envtest's: the same system:masters
 	// certificate from envtest's CA, with no client-side throttling (the
