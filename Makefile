@@ -80,9 +80,11 @@ test-argocd: skipreport
 # e2e-binaries first builds every third-party binary the packages use, one
 # after the other: built by the packages themselves under -p 2, two cold
 # builds compete for the 2 cores and each takes three times as long.
+# ./internal/controlplane/ is one check of seconds: a killed test process
+# leaves no etcd or kube-apiserver behind (docs/decisions.md, envtest).
 e2e:
 	cd test/e2e && $(GO) run ./cmd/e2e-binaries
-	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m . ./monitoring/ ./kai/
+	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m . ./monitoring/ ./kai/ ./internal/controlplane/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a

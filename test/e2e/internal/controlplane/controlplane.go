@@ -8,6 +8,10 @@
 // to watch it admit, borrow, preempt and reclaim. With Options.Nodes the
 // real kube-scheduler runs too, and KWOK simulates the Nodes' kubelets, so
 // Pods are bound to (simulated) Nodes and run there.
+//
+// etcd and kube-apiserver, their certificates, the admin user and the CRDs
+// come from controller-runtime's envtest (apiserver.go); every other
+// component is started by this package's own launcher (process.go).
 package controlplane
 
 import (
@@ -27,6 +31,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // Options says which binaries to run and what to install before the
@@ -74,6 +79,12 @@ type ControlPlane struct {
 	procs  []*process
 	cancel context.CancelFunc
 	log    io.Writer
+
+	// env runs etcd and kube-apiserver; caPEM is the API server's serving
+	// CA, caFile the same in a file for kube-controller-manager.
+	env    *envtest.Environment
+	caPEM  []byte
+	caFile string
 }
 
 // Kueue's names for its webhook Service and certificate Secret, prefixed as
@@ -119,23 +130,14 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	etcdClient, etcdPeer, apiPort, webhookPort, kueueHealth, kcmPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	schedPort, kwokPort := ports[6], ports[7]
 
-	pk, err := cp.startAPIServer(ctx, opts, etcdClient, etcdPeer, apiPort)
-	if err != nil {
+	if err := cp.startAPIServer(ctx, opts, etcdClient, etcdPeer, apiPort); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(logw, "kube-apiserver ready at %s after %s\n", cp.Config.Host, time.Since(began).Round(time.Millisecond))
 
-	// Kueue's namespace, certificate Secret, webhook Service, CRDs and
-	// webhook configurations, then the CRDs the tests bring.
+	// Kueue's namespace, certificate Secret, webhook Service, CRDs (with
+	// the CRDs the tests bring) and webhook configurations.
 	if err := installKueue(ctx, cp, opts, webhookPort); err != nil {
-		return nil, err
-	}
-	if len(opts.ExtraCRDs) > 0 {
-		if _, err := cp.Applier.Apply(ctx, opts.ExtraCRDs, false); err != nil {
-			return nil, fmt.Errorf("install extra CRDs: %w", err)
-		}
-	}
-	if err := cp.Applier.WaitCRDsEstablished(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
 
@@ -210,7 +212,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", kcmPort),
 		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
-		"--root-ca-file=" + pk.CACert,
+		"--root-ca-file=" + cp.caFile,
 		// As kubeadm runs it: each controller with its own service account
 		// (system:serviceaccount:kube-system:<name>-controller), whom the
 		// guardrails trust to make pods from a checked parent.
@@ -252,14 +254,25 @@ func (cp *ControlPlane) start(opts Options, name string, args, env []string) err
 	return nil
 }
 
-// Stop stops every component in reverse order of start. It is safe to call
-// more than once.
+// Stop stops every component in reverse order of start: ours, then
+// envtest's kube-apiserver and etcd. It is safe to call more than once.
 func (cp *ControlPlane) Stop() {
 	if cp.cancel != nil {
 		cp.cancel()
 	}
 	for i := len(cp.procs) - 1; i >= 0; i-- {
-		cp.procs[i].stop(10 * time.Second)
+		if cp.procs[i].cmd != nil {
+			cp.procs[i].stop(10 * time.Second)
+		}
+	}
+	if cp.env != nil {
+		if err := cp.env.Stop(); err != nil {
+			fmt.Fprintf(cp.log, "stop etcd and kube-apiserver: %v\n", err)
+		}
+		cp.env = nil
+	}
+	for _, p := range cp.procs {
+		p.stop(0) // envtest's: close the logs
 	}
 }
 
@@ -283,7 +296,7 @@ func (cp *ControlPlane) MemoryMiB() map[string]int {
 		if done, _ := p.exited(); done {
 			continue
 		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
 		if err != nil {
 			continue
 		}
@@ -337,97 +350,4 @@ func (cp *ControlPlane) waitHTTP(ctx context.Context, name, url string, tlsCfg *
 		return fmt.Errorf("%s not ready at %s (last answer: %s): %w", name, url, last, err)
 	}
 	return nil
-}
-
-// startAPIServer writes the certificates and starts etcd and kube-apiserver
-// on the given ports, then fills cp's admin Config, Kubeconfig, clients and
-// Applier: the part every suite's control plane shares.
-func (cp *ControlPlane) startAPIServer(ctx context.Context, opts Options, etcdClient, etcdPeer, apiPort int) (_ *pki, err error) {
-	pk, err := writePKI(filepath.Join(opts.Dir, "pki"))
-	if err != nil {
-		return nil, fmt.Errorf("write certificates: %w", err)
-	}
-
-	// etcd
-	etcdURL := "http://" + hostPort(etcdClient)
-	peerURL := "http://" + hostPort(etcdPeer)
-	if err := cp.start(opts, "etcd", []string{
-		"--name=e2e",
-		"--data-dir=" + filepath.Join(opts.Dir, "etcd"),
-		"--listen-client-urls=" + etcdURL,
-		"--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=e2e=" + peerURL,
-		// The data is thrown away after the run; fsync only costs time.
-		"--unsafe-no-fsync=true",
-		"--log-level=warn",
-	}, nil); err != nil {
-		return nil, err
-	}
-	if err := cp.waitHTTP(ctx, "etcd", etcdURL+"/health", nil, 30*time.Second); err != nil {
-		return nil, err
-	}
-
-	// kube-apiserver
-	if err := cp.start(opts, "kube-apiserver", []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", apiPort),
-		"--cert-dir=" + filepath.Join(opts.Dir, "apiserver-certs"),
-		"--tls-cert-file=" + pk.ServingCert,
-		"--tls-private-key-file=" + pk.ServingKey,
-		"--client-ca-file=" + pk.CACert,
-		"--service-account-key-file=" + pk.SAPub,
-		"--service-account-signing-key-file=" + pk.SAKey,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.96.0.0/16",
-		// On loopback there is no node address to publish for the
-		// kubernetes Service; the reconciler would fail forever.
-		"--endpoint-reconciler-type=none",
-		"--authorization-mode=RBAC",
-		// As kubeadm and kind run it: privileged pods are the cluster's
-		// to allow, and Pod Security Admission decides per namespace.
-		"--allow-privileged=true",
-		"--enable-priority-and-fairness=false",
-		"--profiling=false",
-		"--v=1",
-	}, nil); err != nil {
-		return nil, err
-	}
-	cp.Config = &rest.Config{
-		Host: "https://" + hostPort(apiPort),
-		TLSClientConfig: rest.TLSClientConfig{
-			CAData:   pk.caPEM,
-			CertData: pk.adminCertPEM,
-			KeyData:  pk.adminKeyPEM,
-		},
-		// No client-side throttling: the checks poll, and a throttled poll
-		// only hides what the server answers.
-		QPS: -1,
-		// Deprecation warnings for the v1beta1 checks are expected noise.
-		WarningHandler: rest.NoWarnings{},
-	}
-	apiTLS, err := tlsConfig(pk)
-	if err != nil {
-		return nil, err
-	}
-	if err := cp.waitHTTP(ctx, "kube-apiserver", cp.Config.Host+"/readyz", apiTLS, 60*time.Second); err != nil {
-		return nil, err
-	}
-	cp.Kubeconfig = filepath.Join(opts.Dir, "admin.kubeconfig")
-	if err := os.WriteFile(cp.Kubeconfig, kubeconfig(cp.Config.Host, pk), 0o600); err != nil {
-		return nil, err
-	}
-	if cp.Kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
-		return nil, err
-	}
-	if cp.Dynamic, err = dynamic.NewForConfig(cp.Config); err != nil {
-		return nil, err
-	}
-	if cp.Applier, err = NewApplier(cp.Config, "tenancy-e2e"); err != nil {
-		return nil, err
-	}
-	return pk, nil
 }

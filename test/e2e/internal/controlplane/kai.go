@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -84,26 +83,22 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 	port := func() int { p := ports[next]; next++; return p }
 	etcdClient, etcdPeer, apiPort, kcmPort, kwokPort := port(), port(), port(), port(), port()
 
-	pk, err := cp.startAPIServer(ctx, base, etcdClient, etcdPeer, apiPort)
-	if err != nil {
+	if err := cp.startAPIServer(ctx, base, etcdClient, etcdPeer, apiPort); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(logw, "kai: kube-apiserver ready at %s after %s\n", cp.Config.Host, time.Since(began).Round(time.Millisecond))
 
-	// KAI's CRDs and its namespaces, before the controllers start.
-	crds, err := readCRDDir(opts.KAICRDDir)
-	if err != nil {
+	// KAI's CRDs, read from their directory by envtest, and its
+	// namespaces, before the controllers start.
+	if err := cp.installCRDs(nil, []string{opts.KAICRDDir}, 60*time.Second); err != nil {
 		return nil, err
 	}
 	nss := []*unstructured.Unstructured{namespaceObj(KAINamespace), namespaceObj(kaiReservationNS),
 		// The binder makes a fractional GPU's reservation pod as this
 		// account, which KAI's operator creates.
 		{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "kai-resource-reservation", "namespace": kaiReservationNS}}}}
-	if _, err := cp.Applier.Apply(ctx, append(nss, crds...), false); err != nil {
-		return nil, fmt.Errorf("install KAI CRDs: %w", err)
-	}
-	if err := cp.Applier.WaitCRDsEstablished(ctx, 30*time.Second); err != nil {
-		return nil, err
+	if _, err := cp.Applier.Apply(ctx, nss, false); err != nil {
+		return nil, fmt.Errorf("install KAI's namespaces: %w", err)
 	}
 
 	controllers := []string{
@@ -127,7 +122,7 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", kcmPort),
 		"--cert-dir=" + filepath.Join(opts.Dir, "kcm-certs"),
-		"--root-ca-file=" + pk.CACert,
+		"--root-ca-file=" + cp.caFile,
 		// As kubeadm runs it: each controller with its own service account
 		// (system:serviceaccount:kube-system:<name>-controller), whom the
 		// guardrails trust to make pods from a checked parent.
@@ -180,7 +175,7 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		{"queuecontroller", "queue-controller"}, {"podgroupcontroller", "podgroup-controller"},
 		{"podgrouper", "pod-grouper"}, {"binder", "binder"}, {"scheduler", "scheduler"},
 	} {
-		path, err := cp.serviceAccountKubeconfig(ctx, pk, KAINamespace, c.sa)
+		path, err := cp.serviceAccountKubeconfig(ctx, KAINamespace, c.sa)
 		if err != nil {
 			return nil, fmt.Errorf("%s's service account: %w", c.name, err)
 		}
@@ -312,38 +307,16 @@ func namespaceObj(name string) *unstructured.Unstructured {
 	}}
 }
 
-// readCRDDir reads every YAML file of dir.
-func readCRDDir(dir string) ([]*unstructured.Unstructured, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read KAI CRDs: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".yaml") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	var out []*unstructured.Unstructured
-	for _, n := range names {
-		objs, err := ReadManifestFile(filepath.Join(dir, n))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no CRDs in %s", dir)
-	}
-	return out, nil
-}
-
 // serviceAccountKubeconfig creates service account sa in ns, bound to
 // cluster-admin (KAI's chart grants each component its own role; the
 // suite checks scheduling, not KAI's RBAC), and writes a kubeconfig with a
-// token for it that outlives any run.
-func (cp *ControlPlane) serviceAccountKubeconfig(ctx context.Context, pk *pki, ns, sa string) (string, error) {
+// token for it that outlives any run. A token, not one of envtest's
+// certificate users: the guardrails trust KAI's pod-grouper, binder and
+// podgroup-controller as the service accounts they are in a cluster, and
+// only a token makes the API server itself say so (the user name, the
+// system:serviceaccounts groups and the service-account extras); a
+// certificate would only carry a name we chose.
+func (cp *ControlPlane) serviceAccountKubeconfig(ctx context.Context, ns, sa string) (string, error) {
 	kube := cp.Kube
 	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 		return "", err
@@ -362,5 +335,5 @@ func (cp *ControlPlane) serviceAccountKubeconfig(ctx context.Context, pk *pki, n
 		return "", err
 	}
 	path := filepath.Join(cp.Dir, sa+".kubeconfig")
-	return path, os.WriteFile(path, kubeconfigFor(cp.Config.Host, pk.caPEM, sa, &clientcmdapi.AuthInfo{Token: tok.Status.Token}), 0o600)
+	return path, os.WriteFile(path, kubeconfigFor(cp.Config.Host, cp.caPEM, sa, &clientcmdapi.AuthInfo{Token: tok.Status.Token}), 0o600)
 }

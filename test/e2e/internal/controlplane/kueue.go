@@ -6,9 +6,6 @@ import (
 
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,10 +89,11 @@ func installKueue(ctx context.Context, cp *ControlPlane, opts Options, webhookPo
 			crds = append(crds, o)
 		}
 	}
-	// The Workload CRD is larger than the last-applied annotation allows:
-	// server-side apply is the only way to apply it.
-	if _, err := cp.Applier.Apply(ctx, crds, false); err != nil {
-		return fmt.Errorf("install Kueue CRDs: %w", err)
+	// With the CRDs the tests bring, before kube-controller-manager starts,
+	// so its garbage collector and quota controller see them from the
+	// beginning.
+	if err := cp.installCRDs(append(crds, opts.ExtraCRDs...), nil, 60*time.Second); err != nil {
+		return err
 	}
 
 	hooks, err := ReadManifestFile(filepath.Join(opts.KueueDir, "config", "components", "webhook", "manifests.yaml"))
@@ -259,27 +257,6 @@ func waitKueueWebhooks(ctx context.Context, cp *ControlPlane, timeout time.Durat
 		return fmt.Errorf("kueue webhooks not answering (last error: %v): %w", last, err)
 	}
 	return nil
-}
-
-// tlsConfig is a client TLS configuration for the API server with the admin
-// certificate.
-func tlsConfig(p *pki) (*tls.Config, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(p.caPEM) {
-		return nil, errors.New("parse CA certificate")
-	}
-	cert, err := tls.X509KeyPair(p.adminCertPEM, p.adminKeyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("load admin certificate: %w", err)
-	}
-	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// kubeconfig renders a kubeconfig for the admin certificate.
-func kubeconfig(server string, p *pki) []byte {
-	return kubeconfigFor(server, p.caPEM, "admin", &clientcmdapi.AuthInfo{
-		ClientCertificateData: p.adminCertPEM, ClientKeyData: p.adminKeyPEM,
-	})
 }
 
 // kubeconfigFor renders a kubeconfig of one cluster (server, trusting caPEM)

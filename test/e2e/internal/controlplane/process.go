@@ -17,7 +17,10 @@ import (
 )
 
 // process is one control-plane program running in its own process group,
-// with its output in a log file.
+// with its output in a log file. Either our launcher started it (cmd is
+// set) or envtest did (etcd and kube-apiserver): envtest keeps its
+// exec.Cmd to itself, so for those the wrapper writes the process id to
+// pidPath, and bin is the program that process must be running.
 type process struct {
 	name    string
 	cmd     *exec.Cmd
@@ -26,6 +29,32 @@ type process struct {
 	done    chan struct{}
 	waitErr error
 	stopped sync.Once
+
+	pidPath, bin string
+}
+
+// externalProcess is the record of a program envtest starts: its log file
+// (envtest writes its output there) and where its wrapper notes its id.
+func externalProcess(dir, name, bin string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	return &process{name: name, logPath: logPath, logFile: f, pidPath: filepath.Join(dir, name+".pid"), bin: bin}, nil
+}
+
+// pid is the process id, 0 when an envtest program has not started yet.
+func (p *process) pid() int {
+	if p.cmd != nil {
+		return p.cmd.Process.Pid
+	}
+	data, err := os.ReadFile(p.pidPath)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
 }
 
 // startProcess starts bin with args, logging to dir/name.log. The child gets
@@ -56,8 +85,20 @@ func startProcess(dir, name, bin string, args []string, env []string) (*process,
 	return p, nil
 }
 
-// exited reports whether the process has ended, and how.
+// exited reports whether the process has ended, and how. Of an envtest
+// program only that it ended is known: its process is gone, or a zombie
+// envtest has yet to reap, or (its id reused) another program.
 func (p *process) exited() (bool, error) {
+	if p.cmd == nil {
+		pid := p.pid()
+		if pid == 0 {
+			return false, nil
+		}
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || exe != p.bin {
+			return true, errors.New("ended (started by envtest: no exit status)")
+		}
+		return false, nil
+	}
 	select {
 	case <-p.done:
 		return true, p.waitErr
@@ -67,9 +108,14 @@ func (p *process) exited() (bool, error) {
 }
 
 // stop sends SIGTERM to the process group, waits up to grace, then sends
-// SIGKILL and waits for the process to be reaped.
+// SIGKILL and waits for the process to be reaped. envtest stops its own
+// programs (ControlPlane.Stop); here only their log is closed.
 func (p *process) stop(grace time.Duration) {
 	p.stopped.Do(func() {
+		if p.cmd == nil {
+			p.logFile.Close()
+			return
+		}
 		pgid := p.cmd.Process.Pid
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
