@@ -173,25 +173,8 @@ func (b *bench) run(sizes []int) (bool, error) {
 // remove, only fewer packages in the binary (docs/bench.md, "The floor").
 func (b *bench) startupFloor(printed string) (timing, error) {
 	t := timing{agreement: agreement{name: "tenancy --version (start-up alone)"}, backend: "-"}
-	var versionWall, printWall, versionCPU, printCPU []time.Duration
-	for i := -1; i < b.runs; i++ {
-		vw, vc, err := timeProcess(b.tenancy, "--version")
-		if err != nil {
-			return t, err
-		}
-		pw, pc, err := timeProcess(b.print, printed)
-		if err != nil {
-			return t, err
-		}
-		if i < 0 {
-			continue
-		}
-		versionWall, versionCPU = append(versionWall, vw), append(versionCPU, vc)
-		printWall, printCPU = append(printWall, pw), append(printCPU, pc)
-	}
-	t.renderWall, t.printWall = median(versionWall), median(printWall)
-	t.renderCPU, t.printCPU = median(versionCPU), median(printCPU)
-	return t, nil
+	err := b.interleave(&t, b.runs, []string{"--version"}, printed)
+	return t, err
 }
 
 // time renders the agreement once to get the bytes printonly prints, then
@@ -215,25 +198,33 @@ func (b *bench) time(a agreement, backend string) (timing, error) {
 		// A large rendering varies less between runs and takes longer.
 		runs = max(5, runs/5)
 	}
+	err := b.interleave(&t, runs, args, printed)
+	return t, err
+}
+
+// interleave runs tenancy with args and printonly on printed alternately,
+// runs times after one untimed warm-up run each (page cache and the
+// binaries' pages), and stores the medians in t.
+func (b *bench) interleave(t *timing, runs int, args []string, printed string) error {
 	var renderWall, printWall, renderCPU, printCPU []time.Duration
 	for i := -1; i < runs; i++ {
 		rw, rc, err := timeProcess(b.tenancy, args...)
 		if err != nil {
-			return t, err
+			return err
 		}
 		pw, pc, err := timeProcess(b.print, printed)
 		if err != nil {
-			return t, err
+			return err
 		}
 		if i < 0 {
-			continue // warm-up: page cache and the binaries' pages
+			continue
 		}
 		renderWall, renderCPU = append(renderWall, rw), append(renderCPU, rc)
 		printWall, printCPU = append(printWall, pw), append(printCPU, pc)
 	}
 	t.renderWall, t.printWall = median(renderWall), median(printWall)
 	t.renderCPU, t.printCPU = median(renderCPU), median(printCPU)
-	return t, nil
+	return nil
 }
 
 // timeProcess runs a binary with its output discarded and returns its
