@@ -438,19 +438,20 @@ func (l *loader) value(n *unstable.Node, path *field.Path, start int) *Value {
 		v.Kind, v.Str = String, string(n.Data)
 	case unstable.Bool:
 		v.Kind, v.Bool = Bool, string(n.Data) == "true"
-	case unstable.Integer, unstable.Float:
-		var err error
-		if n.Kind == unstable.Integer {
-			v.Kind = Integer
-			v.Int, err = parseInt(string(n.Data))
-		} else {
-			v.Kind = Float
-			v.Float, err = parseFloat(string(n.Data))
-		}
+	case unstable.Integer:
+		i, err := parseInt(string(n.Data))
 		if err != nil {
 			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
 			return nil
 		}
+		v.Kind, v.Int = Integer, i
+	case unstable.Float:
+		f, err := parseFloat(string(n.Data))
+		if err != nil {
+			l.errorf(field.ErrorTypeInvalid, v.Pos, path, "%v", err)
+			return nil
+		}
+		v.Kind, v.Float = Float, f
 	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
 		v.Kind = DateTime
 	case unstable.Array:
