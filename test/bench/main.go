@@ -9,7 +9,9 @@
 //     3× as much at 10,000 teams as at 1,000.
 //
 // It builds both binaries from the module, runs each many times, interleaved
-// so both see the same machine, prints a table of medians and exits 1 when
+// so both see the same machine, times two floors the same way (`tenancy
+// --version`, and printonly built with -tags apifloor, linking the API
+// packages the render path builds on), prints a table of medians and exits 1 when
 // the 10,000-team or the linearity target is missed. The start-up ratio is
 // printed with its verdict but does not change the exit status: it is a
 // measurement to report (docs/bench.md), and on a loaded machine a ratio of
@@ -91,6 +93,7 @@ type bench struct {
 	work     string // temporary directory holding binaries, agreements and outputs
 	tenancy  string
 	print    string
+	apiFloor string // printonly built with -tags apifloor (printonly/apifloor.go)
 }
 
 // agreement is one input the binaries are timed on.
@@ -135,8 +138,13 @@ func (b *bench) run(sizes []int) (bool, error) {
 	defer os.RemoveAll(b.work)
 	b.tenancy = filepath.Join(b.work, "tenancy")
 	b.print = filepath.Join(b.work, "printonly")
-	for bin, pkg := range map[string]string{b.tenancy: "./cmd/tenancy", b.print: "./test/bench/printonly"} {
-		if err := goBuild(root, bin, pkg); err != nil {
+	b.apiFloor = filepath.Join(b.work, "apifloor")
+	for _, build := range []struct{ bin, pkg, tags string }{
+		{b.tenancy, "./cmd/tenancy", ""},
+		{b.print, "./test/bench/printonly", ""},
+		{b.apiFloor, "./test/bench/printonly", "apifloor"},
+	} {
+		if err := goBuild(root, build.bin, build.pkg, build.tags); err != nil {
 			return false, err
 		}
 	}
@@ -160,22 +168,36 @@ func (b *bench) run(sizes []int) (bool, error) {
 			timings = append(timings, t)
 		}
 	}
-	floor, err := b.startupFloor(filepath.Join(b.work, fmt.Sprintf("%s.%d.yaml", b.backends[0], 3)))
+	floors, err := b.startupFloors(filepath.Join(b.work, fmt.Sprintf("%s.%d.yaml", b.backends[0], 3)))
 	if err != nil {
 		return false, err
 	}
-	return b.report(timings, floor), nil
+	return b.report(timings, floors), nil
 }
 
-// startupFloor times `tenancy --version`, which initialises every package
-// of the binary and renders nothing, against printonly printing the
-// reference rendering: the part of the ratio that no faster rendering can
-// remove, only fewer packages in the binary (docs/bench.md, "The floor").
-func (b *bench) startupFloor(printed string) (timing, error) {
-	t := timing{agreement: agreement{name: "tenancy --version (start-up alone)"}, backend: "-"}
-	err := b.interleave(&t, b.runs, []string{"--version"}, printed)
-	return t, err
+// startupFloors times, each against printonly printing the reference
+// rendering, the two floors under any render (docs/bench.md, "The floor"):
+//
+//   - printonly built with -tags apifloor, which links the API packages
+//     whose types the render path builds on: what those packages cost any
+//     Go process that links them, which no change inside tenancy removes;
+//   - `tenancy --version`, which initialises every package of the binary
+//     and renders nothing: what no faster rendering can remove, only fewer
+//     packages in the binary.
+func (b *bench) startupFloors(printed string) (floors, error) {
+	f := floors{
+		api:     timing{agreement: agreement{name: "print-only linking the API types"}, backend: "-"},
+		version: timing{agreement: agreement{name: "tenancy --version (start-up alone)"}, backend: "-"},
+	}
+	if err := b.interleave(&f.api, b.runs, b.apiFloor, []string{printed}, printed); err != nil {
+		return f, err
+	}
+	err := b.interleave(&f.version, b.runs, b.tenancy, []string{"--version"}, printed)
+	return f, err
 }
+
+// floors are the two start-up floors, timed like a render.
+type floors struct{ api, version timing }
 
 // time renders the agreement once to get the bytes printonly prints, then
 // times both binaries, alternating, after one untimed warm-up run each.
@@ -198,17 +220,17 @@ func (b *bench) time(a agreement, backend string) (timing, error) {
 		// A large rendering varies less between runs and takes longer.
 		runs = max(5, runs/5)
 	}
-	err := b.interleave(&t, runs, args, printed)
+	err := b.interleave(&t, runs, b.tenancy, args, printed)
 	return t, err
 }
 
-// interleave runs tenancy with args and printonly on printed alternately,
-// runs times after one untimed warm-up run each (page cache and the
-// binaries' pages), and stores the medians in t.
-func (b *bench) interleave(t *timing, runs int, args []string, printed string) error {
+// interleave runs bin (tenancy, or a floor) with args and printonly on
+// printed alternately, runs times after one untimed warm-up run each (page
+// cache and the binaries' pages), and stores the medians in t.
+func (b *bench) interleave(t *timing, runs int, bin string, args []string, printed string) error {
 	var renderWall, printWall, renderCPU, printCPU []time.Duration
 	for i := -1; i < runs; i++ {
-		rw, rc, err := timeProcess(b.tenancy, args...)
+		rw, rc, err := timeProcess(bin, args...)
 		if err != nil {
 			return err
 		}
@@ -259,7 +281,7 @@ func median(ds []time.Duration) time.Duration {
 
 // report prints the table and the verdict on each target; it returns false
 // when a target is missed.
-func (b *bench) report(timings []timing, floor timing) bool {
+func (b *bench) report(timings []timing, floors floors) bool {
 	judged := "CPU time (user+system)"
 	if !b.judgeCPU {
 		judged = "wall-clock time"
@@ -298,9 +320,11 @@ func (b *bench) report(timings []timing, floor timing) bool {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", t.name, t.backend, size(t.outBytes),
 			ms(t.renderWall), ms(t.printWall), ms(t.renderCPU), ms(t.printCPU), ratio, target, result)
 	}
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", floor.name, floor.backend, "-",
-		ms(floor.renderWall), ms(floor.printWall), ms(floor.renderCPU), ms(floor.printCPU),
-		float64(floor.render(b.judgeCPU))/float64(floor.printOnly(b.judgeCPU)), "", "")
+	for _, f := range []timing{floors.api, floors.version} {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", f.name, f.backend, "-",
+			ms(f.renderWall), ms(f.printWall), ms(f.renderCPU), ms(f.printCPU),
+			float64(f.render(b.judgeCPU))/float64(f.printOnly(b.judgeCPU)), "", "")
+	}
 	w.Flush()
 
 	// Linearity: the cost per team above the reference agreement's, which
@@ -322,8 +346,11 @@ func (b *bench) report(timings []timing, floor timing) bool {
 	if len(ratios) > 0 {
 		fmt.Printf("\nReference agreement, tenancy render ÷ print-only, %s (target ≤ %.0f×, reported only): %s\n",
 			judged, maxRatio, strings.Join(ratios, "; "))
+		api, version := floors.api, floors.version
 		fmt.Printf("Start-up alone, tenancy --version ÷ print-only: %.2f× (%s vs %s): the floor under any render.\n",
-			float64(floor.render(b.judgeCPU))/float64(floor.printOnly(b.judgeCPU)), ms(floor.render(b.judgeCPU)), ms(floor.printOnly(b.judgeCPU)))
+			float64(version.render(b.judgeCPU))/float64(version.printOnly(b.judgeCPU)), ms(version.render(b.judgeCPU)), ms(version.printOnly(b.judgeCPU)))
+		fmt.Printf("Linking the API types alone (k8s.io/api core and admission, Kueue v1beta1 and v1beta2), print-only ÷ print-only: %.2f× (%s vs %s): the floor under any binary built on them.\n",
+			float64(api.render(b.judgeCPU))/float64(api.printOnly(b.judgeCPU)), ms(api.render(b.judgeCPU)), ms(api.printOnly(b.judgeCPU)))
 	}
 	if allOK {
 		fmt.Println("\nAll enforced targets met.")
@@ -368,8 +395,8 @@ func moduleRoot() (string, error) {
 // goBuild builds pkg as make build does (-trimpath), so the binary timed is
 // the one users install. -trimpath and -ldflags=-s -w measured no different
 // at start-up (docs/bench.md); the flag is for fidelity, not speed.
-func goBuild(root, out, pkg string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+func goBuild(root, out, pkg, tags string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", tags, "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

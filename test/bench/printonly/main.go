@@ -1,7 +1,8 @@
 // Command printonly writes a file to stdout and does nothing else. The
 // whole-process benchmark compares `tenancy render` with it: the cost of
 // starting a Go process, reading an input and writing the same bytes, with
-// no rendering at all.
+// no rendering at all. Built with -tags apifloor it also links the API
+// packages the render path builds on (apifloor.go).
 package main
 
 import "os"
