@@ -40,6 +40,8 @@ type Component struct {
 	// StampVersion adds Kubernetes' -X version flags for this module version:
 	// an unstamped kube binary reports v0.0.0, which clients refuse.
 	StampVersion bool
+	// Tags are the build tags, e.g. Prometheus' remove_all_sd.
+	Tags string
 }
 
 // Components lists everything the control plane needs.
@@ -201,6 +203,11 @@ func ensureOne(ctx context.Context, c Component, dir, version, cacheDir string, 
 	flags := ldflags(c, version)
 	stamp := fmt.Sprintf("module %s@%s\npackage %s\ngo %s %s/%s\ngo.sum %s\nldflags %s\n",
 		c.Module, version, c.Package, runtime.Version(), runtime.GOOS, runtime.GOARCH, hex.EncodeToString(h[:8]), flags)
+	if c.Tags != "" {
+		// Only then, so that the binaries built without tags keep their
+		// cached copies.
+		stamp += "tags " + c.Tags + "\n"
+	}
 
 	outDir := filepath.Join(cacheDir, c.Name+"-"+version)
 	bin := filepath.Join(outDir, c.Name)
@@ -217,7 +224,7 @@ func ensureOne(ctx context.Context, c Component, dir, version, cacheDir string, 
 	fmt.Fprintf(log, "building %s %s (cold builds take minutes; later runs reuse %s)\n", c.Name, version, outDir)
 	start := time.Now()
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	out, err := goCmd(ctx, dir, "build", "-trimpath", "-ldflags", flags, "-o", tmp, c.Package)
+	out, err := goCmd(ctx, dir, "build", "-trimpath", "-tags", c.Tags, "-ldflags", flags, "-o", tmp, c.Package)
 	if err != nil {
 		os.Remove(tmp)
 		return "", false, fmt.Errorf("build %s: %w\n%s", c.Name, err, out)
