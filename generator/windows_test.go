@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
+	"github.com/tenancy-dev/tenancy/internal/windowstest"
 )
 
 // windowAgreement is the issue's, with inference also allowed to borrow 2

@@ -5,25 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const windowsAgreement = `version = 1
-name = "gpu-pool"
-[flavors.h100]
-capacity = 16
-[teams.inference]
-guaranteed = 8
-lendable = 0
-[[teams.inference.windows]]
-days = ["Mon", "Tue", "Wed", "Thu", "Fri"]
-from = "20:00"
-to = "06:00"
-timezone = "Europe/Berlin"
-lendable = 6
-[teams.research]
-guaranteed = 8
-borrow = 6
-`
+	"github.com/tenancy-dev/tenancy/internal/windowstest"
+)
 
 func writeAgreement(t *testing.T, src string) string {
 	t.Helper()
@@ -37,7 +21,7 @@ func writeAgreement(t *testing.T, src string) string {
 // TestExplainWindows: each window in words, open or closed at --at, and
 // the next edge.
 func TestExplainWindows(t *testing.T) {
-	dir := writeAgreement(t, windowsAgreement)
+	dir := writeAgreement(t, windowstest.Agreement)
 	for at, want := range map[string][]string{
 		"2026-12-07T21:00:00+01:00": {"inference, window 0 (20:00 to 06:00 Europe/Berlin on Mon-Fri): open", "h100: inference lends 6 of its 8 (outside: 0)", "next edge: 2026-12-08T05:00:00Z (in 9h0m0s)"},
 		"2026-12-12T12:00:00+01:00": {"): closed", "next edge: 2026-12-14T19:00:00Z"},
@@ -60,7 +44,7 @@ func TestExplainWindows(t *testing.T) {
 // TestBadWindowNothingWritten: a broken window fails render at its line,
 // with nothing on stdout.
 func TestBadWindowNothingWritten(t *testing.T) {
-	dir := writeAgreement(t, strings.Replace(windowsAgreement, `to = "06:00"`, `to = "6 am"`, 1))
+	dir := writeAgreement(t, strings.Replace(windowstest.Agreement, `to = "06:00"`, `to = "6 am"`, 1))
 	stdout, stderr, code := runIn(dir, "render")
 	if code != exitFailure || stdout != "" {
 		t.Fatalf("render: exit %d, stdout %q", code, stdout)
@@ -77,7 +61,7 @@ func TestBadWindowNothingWritten(t *testing.T) {
 // TestWindowsUsage: the controller needs an agreement; --fake-start must be
 // an instant.
 func TestWindowsUsage(t *testing.T) {
-	dir := writeAgreement(t, windowsAgreement)
+	dir := writeAgreement(t, windowstest.Agreement)
 	if _, _, code := runIn(dir, "windows"); code != exitUsage {
 		t.Errorf("windows without --agreement: exit %d", code)
 	}

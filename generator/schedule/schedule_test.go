@@ -6,8 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator/internal/sourcetest"
-	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 	"github.com/tenancy-dev/tenancy/generator/schedule"
+	"github.com/tenancy-dev/tenancy/internal/windowstest"
 )
 
 // issue is the issue's agreement: inference lends 6 of its 8 GPUs at night

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
+	"github.com/tenancy-dev/tenancy/internal/windowstest"
 )
 
 func mustZone(t *testing.T, name string) *time.Location {

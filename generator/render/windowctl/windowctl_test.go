@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/internal/windowstest"
 	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
+	"github.com/tenancy-dev/tenancy/internal/windowstest"
 )
 
 // issue is the issue's agreement as written there.

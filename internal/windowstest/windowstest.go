@@ -1,7 +1,10 @@
 // Package windowstest holds the lending-window agreement of the windows
 // issue in the parts tests combine, so that every package handling windows
-// (planning, scheduling, the controller's objects, the facade) tests the
-// same document, and a variant differs from it only where it says so.
+// (planning, scheduling, the controller's objects, the facade, the CLI)
+// tests the same document, and a variant differs from it only where it says
+// so. It lives at the module's root, not under generator/internal, so that
+// cmd/tenancy's tests can import it too; it imports only the standard
+// library, so no generator package's test depends on another step through it.
 package windowstest
 
 import (
