@@ -22,9 +22,15 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// kindRank puts Namespaces first, then cluster-scoped kinds in the order
-// they are referenced, then namespaced kinds, so a plain kubectl apply of the
-// stream creates what each object needs before it.
+// kindRank orders the stream so that a plain kubectl apply creates what
+// each object needs before it, in one pass: Namespaces first, then the
+// cluster-scoped kinds in the order they are referenced, then what lives in
+// the Namespaces (configuration, then the windows controller's identity and
+// RBAC, then the Deployment that runs as it), and the admission policies
+// last, so that everything a policy expects (LocalQueues, labelled
+// Namespaces) exists before it starts refusing. Every kind a family renders
+// has a rank (TestEveryRenderedKindIsRanked); a kind without one goes last
+// (unranked), after everything it might refer to.
 var kindRank = map[string]int{
 	"Namespace":             0,
 	"PriorityClass":         1,
@@ -37,13 +43,39 @@ var kindRank = map[string]int{
 	"LocalQueue":            6,
 	"ResourceQuota":         7,
 	"NetworkPolicy":         7,
-	// Monitoring (render/monitor), in the monitoring namespace.
+	// Monitoring (render/monitor) and the windows controller's agreement
+	// (render/windowctl), in their namespaces.
 	"ConfigMap":      7,
 	"PrometheusRule": 7,
-	// Admission policies last: everything a policy expects (LocalQueues,
-	// labelled Namespaces) exists before it starts refusing.
-	"ValidatingAdmissionPolicy":        8,
-	"ValidatingAdmissionPolicyBinding": 9,
+	// The windows controller (render/windowctl): its ServiceAccount, the
+	// roles and the bindings naming both, then the Deployment whose pods
+	// run as the ServiceAccount and mount the ConfigMap.
+	"ServiceAccount":                   8,
+	"ClusterRole":                      9,
+	"Role":                             9,
+	"ClusterRoleBinding":               10,
+	"RoleBinding":                      10,
+	"Deployment":                       11,
+	"ValidatingAdmissionPolicy":        12,
+	"ValidatingAdmissionPolicyBinding": 13,
+}
+
+// unranked is the rank of a kind kindRank does not name: after every kind
+// it does.
+const unranked = 14
+
+// Rank returns a kind's place in the stream, and whether kindRank names
+// the kind (false: it goes last, at unranked).
+func Rank(kind string) (int, bool) {
+	if r, ok := kindRank[kind]; ok {
+		return r, true
+	}
+	return unranked, false
+}
+
+func rankOf(kind string) int {
+	r, _ := Rank(kind)
+	return r
 }
 
 // Encode orders objects, writes each one's YAML, and returns them with the
@@ -59,7 +91,7 @@ func Encode(objs []render.Object) ([]render.Object, []byte, error) {
 	}
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
-		if ra, rb := kindRank[a.kind], kindRank[b.kind]; ra != rb {
+		if ra, rb := rankOf(a.kind), rankOf(b.kind); ra != rb {
 			return ra < rb
 		}
 		if a.kind != b.kind {

@@ -296,6 +296,19 @@ func TestObjectOrder(t *testing.T) {
 		object("Queue", "", "pool-shared", nil),
 		object("Queue", "", "b-team", nil),
 		object("Queue", "", "a-team", nil),
+		// The windows controller's objects, and a kind no family renders
+		// today, which goes last.
+		object("Widget", "", "w", nil),
+		object("Deployment", "tenancy-system", "c", nil),
+		object("RoleBinding", "tenancy-system", "c", nil),
+		object("ClusterRoleBinding", "", "c", nil),
+		object("Role", "tenancy-system", "c", nil),
+		object("ClusterRole", "", "c", nil),
+		object("ServiceAccount", "tenancy-system", "c", nil),
+		object("ConfigMap", "tenancy-system", "c", nil),
+		object("ValidatingAdmissionPolicyBinding", "", "p", nil),
+		object("ValidatingAdmissionPolicy", "", "p", nil),
+		object("Namespace", "", "tenancy-system", nil),
 	}
 	out, stream, err := encode.Encode(objs)
 	if err != nil {
@@ -306,7 +319,7 @@ func TestObjectOrder(t *testing.T) {
 		got = append(got, o.Kind()+" "+o.Namespace()+"/"+o.Name())
 	}
 	want := []string{
-		"Namespace /a", "Namespace /b",
+		"Namespace /a", "Namespace /b", "Namespace /tenancy-system",
 		"WorkloadPriorityClass /low",
 		"Topology /pool",
 		"ResourceFlavor /h100",
@@ -314,7 +327,15 @@ func TestObjectOrder(t *testing.T) {
 		"ClusterQueue /a", "ClusterQueue /b",
 		"Queue /pool", "Queue /pool-shared", "Queue /b-team", "Queue /a-team",
 		"LocalQueue a/q", "LocalQueue b/q",
+		"ConfigMap tenancy-system/c",
 		"ResourceQuota a/vms",
+		"ServiceAccount tenancy-system/c",
+		"ClusterRole /c", "Role tenancy-system/c",
+		"ClusterRoleBinding /c", "RoleBinding tenancy-system/c",
+		"Deployment tenancy-system/c",
+		"ValidatingAdmissionPolicy /p",
+		"ValidatingAdmissionPolicyBinding /p",
+		"Widget /w",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("order (-want,+got):\n%s", diff)
