@@ -87,6 +87,7 @@ func readAgreement(e *env, path string) (generator.Source, error) {
 		switch {
 		case errors.As(err, &pe):
 			pe.Path = path
+			err = withInitHint(err, path)
 		case errors.Is(err, generator.ErrTooLarge):
 			err = fmt.Errorf("%s: %w", path, generator.ErrTooLarge)
 		}
