@@ -132,7 +132,7 @@ func reportError(e *env, err error) int {
 	var ae *generator.AgreementError
 	if errors.As(err, &ae) {
 		printDiagnostics(e, ae.Diagnostics)
-		fmt.Fprintf(e.stderr, "tenancy: %s is invalid: %d error(s)\n", firstFile(ae), len(ae.Diagnostics.Errors()))
+		fmt.Fprintln(e.stderr, invalidSummary(ae))
 		return exitFailure
 	}
 	if errors.Is(err, generator.ErrOptions) {
@@ -141,6 +141,11 @@ func reportError(e *env, err error) int {
 	}
 	fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 	return exitFailure
+}
+
+// invalidSummary is the line that ends the report of an invalid agreement.
+func invalidSummary(ae *generator.AgreementError) string {
+	return fmt.Sprintf("tenancy: %s is invalid: %d error(s)", firstFile(ae), len(ae.Diagnostics.Errors()))
 }
 
 func firstFile(ae *generator.AgreementError) string {
