@@ -70,15 +70,7 @@ func TestCheckOutputGitHub(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, stdout, stderr, code := runInTempDir(t, map[string]string{"tenancy.toml": tc.agreement}, tc.args...)
-			if code != tc.wantCode {
-				t.Errorf("exit %d, want %d", code, tc.wantCode)
-			}
-			if diff := cmp.Diff(tc.wantStdout, stdout); diff != "" {
-				t.Errorf("stdout (-want,+got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantStderr, stderr); diff != "" {
-				t.Errorf("stderr (-want,+got):\n%s", diff)
-			}
+			wantRun(t, outcome{code, stdout, stderr}, outcome{tc.wantCode, tc.wantStdout, tc.wantStderr})
 		})
 	}
 }

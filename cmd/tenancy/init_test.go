@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,10 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pelletier/go-toml/v2"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/internal/schematest"
 )
 
 // TestInitAgreementChecksAndRenders: what init writes is valid for both
@@ -77,31 +75,11 @@ func TestInitAgreementKeysAreTheFormats(t *testing.T) {
 	if err := toml.Unmarshal([]byte(all), &doc); err != nil {
 		t.Fatalf("the template with its examples uncommented is not TOML: %v\n%s", err, all)
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(agreement.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tenancy.schema.json", schemaDoc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("tenancy.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(inst); err != nil {
+	if err := schematest.Compile(t, agreement.Schema).Validate(schematest.TOMLAsJSON(t, all)); err != nil {
 		t.Errorf("the template with its examples uncommented fails the JSON Schema: %v", err)
 	}
 
-	_, _, err = generator.Check(generator.Source{Path: "init.toml", Data: []byte(all)}, generator.Options{})
+	_, _, err := generator.Check(generator.Source{Path: "init.toml", Data: []byte(all)}, generator.Options{})
 	var ae *generator.AgreementError
 	if err != nil && !errors.As(err, &ae) {
 		t.Fatal(err)
@@ -265,15 +243,7 @@ func TestInit(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir, stdout, stderr, code := runInTempDir(t, tc.files, tc.args...)
-			if code != tc.wantCode {
-				t.Errorf("exit %d, want %d", code, tc.wantCode)
-			}
-			if diff := cmp.Diff(tc.wantStdout, stdout); diff != "" {
-				t.Errorf("stdout (-want,+got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantStderr, stderr); diff != "" {
-				t.Errorf("stderr (-want,+got):\n%s", diff)
-			}
+			wantRun(t, outcome{code, stdout, stderr}, outcome{tc.wantCode, tc.wantStdout, tc.wantStderr})
 			if tc.file != "" {
 				got, err := os.ReadFile(filepath.Join(dir, tc.file))
 				if err != nil {
