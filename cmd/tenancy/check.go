@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -21,18 +22,30 @@ the agreement is checked for both backends, and every message that only one
 backend gives starts with its name ("kueue: " or "kai: "), as it does in
 render's output; the agreement is valid only if both accept it.
 
+--output github writes every problem on stdout as a GitHub Actions workflow
+command (::error or ::warning with its file, line and column), so a pull
+request shows it on the line that causes it; --output sarif writes a SARIF
+2.1.0 log on stdout, for code scanning. The verdict stays on stderr.
+
 Exit status 0 when the agreement is valid (warnings may still be printed),
-1 when it is not, 2 on a usage error.
+1 when it is not, 2 on a usage error, whatever the output.
 
 Examples:
   tenancy check                      # ./tenancy.toml, for Kueue and KAI
   tenancy check --backend kai clusters/prod/tenancy.toml
-  git show main:tenancy.toml | tenancy check -   # the agreement on main`)
+  git show main:tenancy.toml | tenancy check -   # the agreement on main
+  tenancy check --output github      # in a GitHub Actions step: annotations
+  tenancy check --output sarif > tenancy.sarif   # for upload-sarif`)
 	backend := fs.String("backend", "", "scheduler to check for: kueue or kai (default both)")
 	kueueAPI := fs.String("kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
+	output := fs.String("output", "text", "text (on stderr), github (workflow commands on stdout) or sarif (SARIF 2.1.0 on stdout)")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
+	}
+	if !slices.Contains(checkOutputs, *output) {
+		fmt.Fprintf(e.stderr, "tenancy check: --output %q: want text, github or sarif\nRun 'tenancy check --help' for usage.\n", *output)
+		return exitUsage
 	}
 	path, ok := agreementPath(e, "check", positional)
 	if !ok {
@@ -57,6 +70,9 @@ Examples:
 		return exitFailure
 	}
 	diags, err := checkBackends(src, opts)
+	if *output != "text" {
+		return writeCheckReport(e, *output, src, diags, err)
+	}
 	if err != nil {
 		return reportError(e, err)
 	}

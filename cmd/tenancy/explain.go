@@ -32,8 +32,9 @@ is 1, the problems are on stderr and nothing is written to stdout.
 Examples:
   tenancy explain                                  # ./tenancy.toml
   git show main:tenancy.toml | tenancy explain -   # the agreement on main
-  tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant`)
-	atFlag := fs.String("at", "", "the instant lending windows are shown at, RFC 3339 (default now)")
+  tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant
+  tenancy explain --at -12h                        # lending windows 12 hours ago`)
+	atFlag := fs.String("at", "now", "the instant lending windows are shown at, as report's --from and --to: RFC 3339 (2026-12-07T21:00:00+01:00) or relative (-12h, -1d, now); shown in UTC")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -42,14 +43,10 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	at := time.Now()
-	if *atFlag != "" {
-		t, err := time.Parse(time.RFC3339, *atFlag)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "tenancy explain: --at: %v\n", err)
-			return exitUsage
-		}
-		at = t
+	at, err := parseTime(*atFlag, time.Now().UTC())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy explain: --at: %v\n", err)
+		return exitUsage
 	}
 	p, warnings, code := checkFile(e, path, generator.Options{})
 	if p == nil {

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"io"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // update rewrites the golden files under testdata/ instead of comparing.
@@ -30,4 +33,24 @@ func runWithStdin(dir string, stdin io.Reader, args ...string) (stdout, stderr s
 	}
 	code = run(e, args)
 	return out.String(), errb.String(), code
+}
+
+// outcome is what one run of the command gave: its exit status and output.
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+// wantRun reports how got differs from want, each stream as a diff.
+func wantRun(t *testing.T, got, want outcome) {
+	t.Helper()
+	if got.code != want.code {
+		t.Errorf("exit %d, want %d", got.code, want.code)
+	}
+	if diff := cmp.Diff(want.stdout, got.stdout); diff != "" {
+		t.Errorf("stdout (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.stderr, got.stderr); diff != "" {
+		t.Errorf("stderr (-want,+got):\n%s", diff)
+	}
 }

@@ -45,6 +45,7 @@ var commands []command
 
 func init() {
 	commands = []command{
+		{"init", "write a commented agreement to start from (./tenancy.toml, or - for stdout)", runInit},
 		{"render", "print the agreement's manifests as one YAML stream", runRender},
 		{"check", "run render's checks without output (both backends by default); exit 0 when valid, 1 when not", runCheck},
 		{"explain", "print the agreement as a table a person reads", runExplain},
@@ -98,19 +99,19 @@ func run(e *env, args []string) int {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "--help", "help":
+	case "-h", "--help":
 		usage(e.stdout)
 		return exitOK
+	case "help":
+		return runHelp(e, args[1:])
 	case "--version", "version":
 		fmt.Fprintln(e.stdout, "tenancy", version())
 		return exitOK
 	}
-	for _, c := range commands {
-		if c.name == name {
-			return c.run(e, args[1:])
-		}
+	if c := lookupCommand(name); c != nil {
+		return c.run(e, args[1:])
 	}
-	fmt.Fprintf(e.stderr, "tenancy: unknown command %q\n\n", name)
+	fmt.Fprintf(e.stderr, "tenancy: %s\n\n", unknownCommand(name))
 	usage(e.stderr)
 	return exitUsage
 }
@@ -128,7 +129,8 @@ Commands:
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
 	b.WriteString(`
-Run 'tenancy <command> --help' for a command's flags.
+Run 'tenancy help <command>' or 'tenancy <command> --help' for a command's
+flags and examples.
 
 Exit codes: 0 success, 1 invalid agreement (or changes with diff --exit-code),
 2 usage error. On any error nothing is written to stdout.

@@ -181,11 +181,11 @@ tenancy: tenancy.toml is invalid: 4 error(s)
 		},
 		"render: missing file": {
 			args:               []string{"render", "missing.toml"},
-			wantStderrContains: []string{"tenancy: open ", "missing.toml: no such file or directory\n"},
+			wantStderrContains: []string{"tenancy: open ", "missing.toml: no such file or directory (no agreement yet? 'tenancy init missing.toml' writes a commented one to start from)\n"},
 		},
 		"render: no tenancy.toml in the directory": {
 			args:               []string{"render"},
-			wantStderrContains: []string{"tenancy.toml: no such file or directory\n"},
+			wantStderrContains: []string{"tenancy.toml: no such file or directory (no agreement yet? 'tenancy init' writes a commented one to start from)\n"},
 		},
 		"render: file over 1 MiB": {
 			files:              map[string]string{"big.toml": typoAgreement + strings.Repeat("#", generator.MaxAgreementSize)},
@@ -265,7 +265,31 @@ func TestUsageErrorsExitTwoWithNothingOnStdout(t *testing.T) {
 		},
 		"unknown command": {
 			args:       []string{"rendr"},
-			wantStderr: []string{"tenancy: unknown command \"rendr\"\n", "Usage:\n  tenancy <command> [flags] [args]\n"},
+			wantStderr: []string{"tenancy: unknown command \"rendr\" (did you mean \"render\"?)\n", "Usage:\n  tenancy <command> [flags] [args]\n"},
+		},
+		"unknown command, nothing close": {
+			args:       []string{"deploy"},
+			wantStderr: []string{"tenancy: unknown command \"deploy\"\n", "Usage:\n  tenancy <command> [flags] [args]\n"},
+		},
+		"help of an unknown command": {
+			args:       []string{"help", "chek"},
+			wantStderr: []string{"tenancy help: unknown command \"chek\" (did you mean \"check\"?)\nRun 'tenancy --help' for the commands.\n"},
+		},
+		"help of two commands": {
+			args:       []string{"help", "render", "check"},
+			wantStderr: []string{"tenancy help: expected at most one COMMAND, got 2\n"},
+		},
+		"unknown check --output": {
+			args:       []string{"check", "--output", "junit"},
+			wantStderr: []string{"tenancy check: --output \"junit\": want text, github or sarif\n"},
+		},
+		"init: two FILE arguments": {
+			args:       []string{"init", "a.toml", "b.toml"},
+			wantStderr: []string{"tenancy init: expected at most one FILE, got 2\n"},
+		},
+		"explain --at in the future": {
+			args:       []string{"explain", "--at", "+3d"},
+			wantStderr: []string{"tenancy explain: --at: \"+3d\" is neither RFC 3339 (2026-11-01T00:00:00Z) nor relative (-30d, -12h, now)\n"},
 		},
 		"no command at a terminal": {
 			args:       []string{},

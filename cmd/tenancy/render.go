@@ -87,6 +87,7 @@ func readAgreement(e *env, path string) (generator.Source, error) {
 		switch {
 		case errors.As(err, &pe):
 			pe.Path = path
+			err = withInitHint(err, path)
 		case errors.Is(err, generator.ErrTooLarge):
 			err = fmt.Errorf("%s: %w", path, generator.ErrTooLarge)
 		}
@@ -131,7 +132,7 @@ func reportError(e *env, err error) int {
 	var ae *generator.AgreementError
 	if errors.As(err, &ae) {
 		printDiagnostics(e, ae.Diagnostics)
-		fmt.Fprintf(e.stderr, "tenancy: %s is invalid: %d error(s)\n", firstFile(ae), len(ae.Diagnostics.Errors()))
+		fmt.Fprintln(e.stderr, invalidSummary(ae))
 		return exitFailure
 	}
 	if errors.Is(err, generator.ErrOptions) {
@@ -140,6 +141,11 @@ func reportError(e *env, err error) int {
 	}
 	fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 	return exitFailure
+}
+
+// invalidSummary is the line that ends the report of an invalid agreement.
+func invalidSummary(ae *generator.AgreementError) string {
+	return fmt.Sprintf("tenancy: %s is invalid: %d error(s)", firstFile(ae), len(ae.Diagnostics.Errors()))
 }
 
 func firstFile(ae *generator.AgreementError) string {

@@ -1,7 +1,6 @@
 package agreement_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/internal/schematest"
 )
 
 // schemaDoc is agreement.Schema decoded, for walking.
@@ -31,44 +31,6 @@ func schemaDoc(t *testing.T) map[string]any {
 		t.Fatalf("tenancy.schema.json is not JSON: %v", err)
 	}
 	return doc
-}
-
-// compileSchema compiles the schema with a real validator; compiling also
-// checks it against the draft-07 meta-schema.
-func compileSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(agreement.Schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tenancy.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("tenancy.schema.json")
-	if err != nil {
-		t.Fatalf("compile tenancy.schema.json: %v", err)
-	}
-	return sch
-}
-
-// tomlAsJSON converts a TOML document to the JSON value an editor validates,
-// the way Taplo does: tables become objects, arrays arrays.
-func tomlAsJSON(t *testing.T, src string) any {
-	t.Helper()
-	var m map[string]any
-	if err := toml.Unmarshal([]byte(src), &m); err != nil {
-		t.Fatalf("TOML: %v", err)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // resolve follows a local "#/definitions/NAME" reference.
@@ -230,14 +192,14 @@ func agreementFiles(t *testing.T) []string {
 }
 
 func TestSchemaAcceptsExamples(t *testing.T) {
-	sch := compileSchema(t)
+	sch := schematest.Compile(t, agreement.Schema)
 	for _, path := range agreementFiles(t) {
 		t.Run(path, func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := sch.Validate(tomlAsJSON(t, string(src))); err != nil {
+			if err := sch.Validate(schematest.TOMLAsJSON(t, string(src))); err != nil {
 				t.Errorf("%s does not match tenancy.schema.json:\n%v", path, err)
 			}
 		})
@@ -474,10 +436,10 @@ borrow = 2
 }
 
 func TestSchemaAgreesWithCheck(t *testing.T) {
-	sch := compileSchema(t)
+	sch := schematest.Compile(t, agreement.Schema)
 	for name, tc := range schemaCases() {
 		t.Run(name, func(t *testing.T) {
-			err := sch.Validate(tomlAsJSON(t, tc.doc))
+			err := sch.Validate(schematest.TOMLAsJSON(t, tc.doc))
 			if got := err == nil; got != tc.schemaOK {
 				t.Errorf("schema valid = %v, want %v (error: %v)", got, tc.schemaOK, err)
 			}
@@ -604,7 +566,7 @@ func taploValid(t *testing.T, taplo, dir string, files []string) map[string]bool
 // check accepts, the schema accepts too: an editor must never flag a file
 // the tool renders.
 func TestSchemaNeverStricterThanCheck(t *testing.T) {
-	sch := compileSchema(t)
+	sch := schematest.Compile(t, agreement.Schema)
 	var docs []map[string]any
 	for _, path := range agreementFiles(t) {
 		src, err := os.ReadFile(path)
@@ -632,7 +594,7 @@ func TestSchemaNeverStricterThanCheck(t *testing.T) {
 			continue
 		}
 		accepted++
-		if err := sch.Validate(tomlAsJSON(t, string(src))); err != nil {
+		if err := sch.Validate(schematest.TOMLAsJSON(t, string(src))); err != nil {
 			t.Errorf("tenancy check accepts this agreement, the schema does not:\n%s\n%v", src, err)
 		}
 	}
