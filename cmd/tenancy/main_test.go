@@ -172,10 +172,16 @@ tenancy: tenancy.toml is invalid: 1 error(s)
 		"render: empty file": {
 			files: map[string]string{"tenancy.toml": ""},
 			args:  []string{"render"},
-			wantStderr: `tenancy.toml:1:1: flavors: at least one flavor is required, e.g. [flavors.h100] with capacity = 32
-tenancy.toml:1:1: name: is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue), e.g. name = "gpu-pool"
-tenancy.toml:1:1: teams: the agreement has no teams: add at least one [teams.NAME] with its guaranteed GPUs
-tenancy.toml:1:1: version: is required: add version = 1 at the top of the file
+			wantStderr: `tenancy.toml:1:1: flavors: at least one flavor is required: its GPUs and how many the cluster has
+    [flavors.h100]
+    capacity = 32
+tenancy.toml:1:1: name: is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue) at the top of the file
+    name = "gpu-pool"
+tenancy.toml:1:1: teams: the agreement has no teams: add at least one, with its guaranteed GPUs
+    [teams.training]
+    guaranteed = 8
+tenancy.toml:1:1: version: is required: add it at the top of the file
+    version = 1
 tenancy: tenancy.toml is invalid: 4 error(s)
 `,
 		},

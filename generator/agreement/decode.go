@@ -235,7 +235,8 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 	if ns := t.Get("namespaces"); ns != nil {
 		team.Namespaces = d.strings(ns, path.Child("namespaces"))
 		if ns.Kind == load.Array && len(ns.Items) == 0 {
-			d.r.Errorf(field.ErrorTypeRequired, ns.Pos, path.Child("namespaces"), "must list at least one namespace (leave it out to use [%q])", name)
+			d.r.Errorf(field.ErrorTypeRequired, ns.Pos, path.Child("namespaces"), "must list at least one namespace (leave it out for the team's own, %s)", name)
+			d.r.Suggest("namespaces = [" + diag.TOMLString(name) + "]")
 		}
 	}
 	team.Department = d.str(t.Get("department"), path.Child("department"))

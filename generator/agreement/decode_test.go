@@ -243,7 +243,7 @@ guaranteed = "8"
 		t.Run(name, func(t *testing.T) {
 			_, got := decodeSource(t, tc.src)
 			got.Sort() // as the pipeline does: by position, whichever check found it
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 				t.Errorf("Decode diagnostics (-want,+got):\n%s", diff)
 			}
 		})

@@ -28,7 +28,8 @@ func (d *decoder) priority(name string, v *load.Value, path *field.Path) *Priori
 	p.Value = d.int(v.Table.Get("value"), path.Child("value"))
 	if p.Value.State == Unset {
 		d.r.Errorf(field.ErrorTypeRequired, v.KeyPos, p.Value.Path,
-			"a priority written as a table needs its value, e.g. %s = { value = 1000, preemptible = false }", name)
+			"a priority written as a table needs its value, in the table beside preemptible")
+		d.r.Suggest("value = 1000")
 	}
 	p.Preemptible = d.bool(v.Table.Get("preemptible"), path.Child("preemptible"))
 	return p

@@ -56,6 +56,12 @@ type Diagnostic struct {
 	Pos     Pos         // where the problem is; zero when it has no single position
 	Path    *field.Path // e.g. teams.training.lendable; nil for file-level problems
 	Message string
+	// Suggestion is TOML the user can write to fix the problem, where
+	// Message says: a document that parses on its own (a test parses every
+	// one), with the agreement's own names in it where they are known.
+	// TOML lives here and nowhere in Message, so a message never shows a
+	// snippet that would not parse. "" when the fix is not a piece of TOML.
+	Suggestion string
 }
 
 // Field returns the field path as text, or "" for file-level problems.
@@ -67,7 +73,9 @@ func (d Diagnostic) Field() string {
 }
 
 // String formats the diagnostic the way compilers do, so editors and CI
-// annotators can jump to it: file:line:col: [warning: ]field: message.
+// annotators can jump to it: file:line:col: [warning: ]field: message. A
+// suggestion follows on lines of its own, indented, as compilers print
+// their help, so the first line stays the one an editor matches.
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	b.WriteString(d.File)
@@ -86,6 +94,48 @@ func (d Diagnostic) String() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Message)
+	if d.Suggestion != "" {
+		for line := range strings.Lines(d.Suggestion) {
+			b.WriteString("\n" + SuggestionIndent)
+			b.WriteString(strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return b.String()
+}
+
+// SuggestionIndent starts each line of a suggestion in String.
+const SuggestionIndent = "    "
+
+// TOMLKey writes key as TOML needs it in a suggestion: bare when TOML
+// allows, else a basic string with TOML's escapes (not Go's, whose \x and
+// \a TOML does not read).
+func TOMLKey(key string) string {
+	if bare(key) {
+		return key
+	}
+	return TOMLString(key)
+}
+
+// TOMLString writes s as a TOML basic string.
+func TOMLString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 	return b.String()
 }
 
@@ -135,6 +185,12 @@ func (r *Reporter) Errorf(typ field.ErrorType, pos Pos, path *field.Path, format
 // Warnf reports a warning of the given type at pos.
 func (r *Reporter) Warnf(typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
 	r.add(Warning, typ, pos, path, format, args...)
+}
+
+// Suggest attaches toml, the TOML that fixes it, to the diagnostic reported
+// last.
+func (r *Reporter) Suggest(toml string) {
+	r.List[len(r.List)-1].Suggestion = toml
 }
 
 func (r *Reporter) add(sev Severity, typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {

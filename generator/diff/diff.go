@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/plan"
@@ -87,6 +88,18 @@ type ObjectChange struct {
 	Unified string `json:"unified"`
 }
 
+// textsOnly reports whether every change of o is a text diffed line by
+// line: its YAML diff then shows the same lines again, indented, so the
+// text and Markdown print the texts' diffs alone (JSON keeps both).
+func (o ObjectChange) textsOnly() bool {
+	for _, f := range o.Fields {
+		if f.Lines == "" {
+			return false
+		}
+	}
+	return len(o.Fields) > 0
+}
+
 // FieldChange is one changed value inside an object.
 type FieldChange struct {
 	// Path names the field; keyed list elements by their key, e.g.
@@ -95,10 +108,29 @@ type FieldChange struct {
 	Op   Op     `json:"op"`
 	Old  any    `json:"old,omitempty"`
 	New  any    `json:"new,omitempty"`
+	// Lines is, for a text of several lines on both sides (the agreement
+	// the windows controller's ConfigMap carries), the hunks of a unified
+	// diff of its lines, which the text and Markdown print in place of
+	// the two escaped strings; "" otherwise.
+	Lines string `json:"lines,omitempty"`
 }
 
-// String prints "path: old → new", with (unset) for a missing side.
+// String prints "path: old → new", with (unset) for a missing side; a text
+// diffed line by line reads "path: 1 line(s) removed, 1 added:", and its
+// printer follows it with Lines.
 func (f FieldChange) String() string {
+	if f.Lines != "" {
+		var removed, added int
+		for l := range strings.Lines(f.Lines) {
+			switch l[0] {
+			case '-':
+				removed++
+			case '+':
+				added++
+			}
+		}
+		return fmt.Sprintf("%s: %d line(s) removed, %d added:", f.Path, removed, added)
+	}
 	old, new := "(unset)", "(unset)"
 	if f.Op != Added {
 		old = formatValue(f.Old)

@@ -47,7 +47,13 @@ func compareValue(path *field.Path, a, b any, out *[]FieldChange) {
 		}
 	}
 	if !equal(a, b) {
-		*out = append(*out, FieldChange{Path: pathString(path), Op: Changed, Old: a, New: b})
+		c := FieldChange{Path: pathString(path), Op: Changed, Old: a, New: b}
+		as, aok := a.(string)
+		bs, bok := b.(string)
+		if aok && bok && (strings.Contains(as, "\n") || strings.Contains(bs, "\n")) {
+			c.Lines = textDiff(as, bs)
+		}
+		*out = append(*out, c)
 	}
 }
 

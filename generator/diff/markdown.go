@@ -42,11 +42,27 @@ func Markdown(r *Report, limit int) []byte {
 	add("**Teams:** %s · **Objects:** %s\n\n", teamCounts(r.Summary), r.Counts.String())
 	blocks = append(blocks, attentionMarkdown(r.Summary))
 
-	add("#### Teams\n\n| | Team | Flavor | Guaranteed | Lendable | Borrow | Weight | Reclaim |\n|:-:|---|---|--:|--:|--:|--:|---|\n")
+	cols, names := teamColumns(r.Summary), teamNameColumns(r.Summary)
+	align := []string{":-:"}
+	for i := range cols[1:] {
+		switch {
+		case i < names || i == len(cols)-2: // the names, and reclaim (a word)
+			align = append(align, "---")
+		default:
+			align = append(align, "--:")
+		}
+	}
+	add("#### Teams\n\n| %s |\n|%s|\n", strings.Join(cols, " | ")[1:], strings.Join(align, "|"))
 	for _, rw := range teamRows(r.Summary) {
-		c := rw.cells
-		add("| %s | %s | %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]),
-			emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]), emph(rw.op, c[6]), emph(rw.op, c[7]))
+		cells := []string{opWord(rw.op)}
+		for i, c := range rw.cells[1:] {
+			if i < names {
+				cells = append(cells, cell(c))
+			} else {
+				cells = append(cells, emph(rw.op, c))
+			}
+		}
+		add("| %s |\n", strings.Join(cells, " | "))
 	}
 	if lines := departmentLines(r.Summary); len(lines) > 0 {
 		add("\n#### Departments\n\n")
@@ -131,6 +147,13 @@ func attentionMarkdown(s Summary) string {
 			field = " " + code(f)
 		}
 		fmt.Fprintf(&b, "> - New warning: %s%s: %s\n", code(w.Position()), field, cell(w.Message))
+	}
+	for _, w := range s.ChangedWarnings {
+		field := ""
+		if f := w.New.Field(); f != "" {
+			field = " " + code(f)
+		}
+		fmt.Fprintf(&b, "> - Changed warning: %s%s: %s\n", code(w.New.Position()), field, cell(w.Message()))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -226,12 +249,29 @@ func objectMarkdown(o ObjectChange) string {
 		marker(o.Op), html.EscapeString(o.Kind), html.EscapeString(o.qualifiedName()), html.EscapeString(o.APIVersion), what)
 	for _, f := range o.Fields {
 		fmt.Fprintf(&b, "- %s\n", code(f.String()))
+		if f.Lines != "" {
+			fence := fenceFor(f.Lines)
+			fmt.Fprintf(&b, "\n  %sdiff\n%s  %s\n", fence, indentLines(f.Lines, "  "), fence)
+		}
 	}
 	if len(o.Fields) > 0 {
 		b.WriteString("\n")
 	}
-	fence := fenceFor(o.Unified)
-	fmt.Fprintf(&b, "%sdiff\n%s%s\n\n</details>\n\n", fence, o.Unified, fence)
+	if !o.textsOnly() {
+		fence := fenceFor(o.Unified)
+		fmt.Fprintf(&b, "%sdiff\n%s%s\n\n", fence, o.Unified, fence)
+	}
+	b.WriteString("</details>\n\n")
+	return b.String()
+}
+
+// indentLines puts prefix before every line of s, so a fence nests in a
+// list item.
+func indentLines(s, prefix string) string {
+	var b strings.Builder
+	for l := range strings.Lines(s) {
+		b.WriteString(prefix + l)
+	}
 	return b.String()
 }
 

@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ type Summary struct {
 	// NewWarnings are validation warnings of the new side that the old side
 	// did not have (matched by field and message, not line, since lines move).
 	NewWarnings []Warning `json:"newWarnings"`
+	// ChangedWarnings are warnings of both sides on the same field that
+	// say the same but for some of their numbers (a borrow that can be
+	// filled less): one change, not a new warning and a gone one.
+	ChangedWarnings []WarningChange `json:"changedWarnings"`
 	// RemovedNamespaces are Namespaces the new side no longer renders: with
 	// pruning on, Argo CD deletes them and every workload in them.
 	RemovedNamespaces []string `json:"removedNamespaces"`
@@ -125,8 +130,41 @@ func (w Warning) MarshalJSON() ([]byte, error) {
 		Column   int    `json:"column,omitempty"`
 		Field    string `json:"field,omitempty"`
 		Message  string `json:"message"`
-		Text     string `json:"text"`
-	}{string(w.Severity), w.File, w.Pos.Line, w.Pos.Column, w.Field(), w.Message, w.String()})
+		// Suggestion is the TOML that fixes it, as in check's output.
+		Suggestion string `json:"suggestion,omitempty"`
+		Text       string `json:"text"`
+	}{string(w.Severity), w.File, w.Pos.Line, w.Pos.Column, w.Field(), w.Message, w.Suggestion, w.String()})
+}
+
+// WarningChange is a warning of both sides whose numbers differ.
+type WarningChange struct {
+	Old Warning `json:"old"`
+	New Warning `json:"new"`
+}
+
+// number is a number standing alone in a message: "6" in "borrow (6)",
+// not the 100 of flavor h100.
+var number = regexp.MustCompile(`\b[0-9]+\b`)
+
+// Message is the new message with each number that changed written
+// "old → new": "borrow (6) exceeds the 5 → 4 GPUs of flavor h100 ...".
+func (c WarningChange) Message() string {
+	olds := number.FindAllString(c.Old.Message, -1)
+	i := 0
+	return number.ReplaceAllStringFunc(c.New.Message, func(n string) string {
+		defer func() { i++ }()
+		if i < len(olds) && olds[i] != n {
+			return olds[i] + " → " + n
+		}
+		return n
+	})
+}
+
+// Text is the new side's position and field with Message.
+func (c WarningChange) Text() string {
+	w := c.New
+	w.Message = c.Message()
+	return w.Text()
 }
 
 // FlavorChange is one flavor of the pool before and after.
@@ -146,7 +184,10 @@ type TeamChange struct {
 	Op      Op            `json:"op"`
 	Weight  Value[int64]  `json:"weight"`
 	Reclaim Value[string] `json:"reclaim"`
-	Quotas  []QuotaChange `json:"quotas"`
+	// Department is the team's department on each side, a side without
+	// one left out; absent from JSON when neither side has one.
+	Department Value[string] `json:"department,omitzero"`
+	Quotas     []QuotaChange `json:"quotas"`
 }
 
 // QuotaChange is a team's share of one flavor before and after.
@@ -156,6 +197,11 @@ type QuotaChange struct {
 	Guaranteed Value[int64] `json:"guaranteed"`
 	Lendable   Value[int64] `json:"lendable"`
 	Borrow     Value[int64] `json:"borrow"`
+	// DepartmentSurplus is, in a team's row, its department's surplus of
+	// the flavor over its teams' guarantees on each side (what the team
+	// borrows first), a side where the team has no department left out;
+	// absent from JSON when neither has one, and in a department's row.
+	DepartmentSurplus Value[int64] `json:"departmentSurplus,omitzero"`
 }
 
 // Loss is a team that ends up guaranteed fewer GPUs of a flavor.
@@ -224,7 +270,7 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 			}
 		}
 	}
-	s.NewWarnings = newWarnings(oldWarn, newWarn)
+	s.NewWarnings, s.ChangedWarnings = compareWarnings(oldWarn, newWarn)
 	return s
 }
 
@@ -317,14 +363,44 @@ func compareTeams(old, new *plan.Agreement) []TeamChange {
 			r := string(nt.Reclaim)
 			c.Weight.New, c.Reclaim.New = &nt.Weight, &r
 		}
+		c.Department = pair(departmentOf(ot), departmentOf(nt))
 		for _, fl := range union(quotaFlavors(ot), quotaFlavors(nt)) {
-			c.Quotas = append(c.Quotas, teamQuotaChange(fl, quotaOf(ot, fl), quotaOf(nt, fl)))
+			q := teamQuotaChange(fl, quotaOf(ot, fl), quotaOf(nt, fl))
+			q.DepartmentSurplus = pair(surplusOf(old, ot, fl), surplusOf(new, nt, fl))
+			if q.Op == Unchanged && q.DepartmentSurplus.Changed() {
+				q.Op = Changed
+			}
+			c.Quotas = append(c.Quotas, q)
 		}
-		c.Op = opOf(ot != nil, nt != nil, c.Weight.Changed() || c.Reclaim.Changed() || slices.ContainsFunc(c.Quotas, QuotaChange.changed))
+		c.Op = opOf(ot != nil, nt != nil, c.Weight.Changed() || c.Reclaim.Changed() || c.Department.Changed() || slices.ContainsFunc(c.Quotas, QuotaChange.changed))
 		out = append(out, c)
 	}
 	return out
 }
+
+// departmentOf is the team's department; nil without a team or a
+// department.
+func departmentOf(t *plan.Team) *string {
+	if t == nil || t.Department == "" {
+		return nil
+	}
+	return &t.Department
+}
+
+// surplusOf is the surplus of flavor of team t's department in a; nil
+// without a team, a department or the flavor.
+func surplusOf(a *plan.Agreement, t *plan.Team, flavor string) *int64 {
+	if t == nil || t.Department == "" {
+		return nil
+	}
+	_, s := departmentQuota(a, a.Department(t.Department), flavor)
+	return s
+}
+
+// hasDepartments reports whether either side has departments: only then
+// does the teams table get its department columns, so agreements without
+// departments read as they always did.
+func (s Summary) hasDepartments() bool { return len(s.Departments) > 0 }
 
 // teamQuotaChange is a team's quota of one flavor before and after; a nil
 // side holds none of it.
@@ -412,21 +488,46 @@ func (t TeamChange) ShownQuotas() []QuotaChange {
 	return out
 }
 
-func newWarnings(old, new []generator.Diagnostic) []Warning {
-	seen := map[string]int{}
-	key := func(d generator.Diagnostic) string {
+// compareWarnings matches the new side's warnings to the old side's by
+// severity, field and message (not line: lines move), then those left over
+// by severity, field and message with its numbers masked: what is left of
+// the new side after the first match is new, after the second changed.
+func compareWarnings(old, new []generator.Diagnostic) (added []Warning, changed []WarningChange) {
+	exact := func(d generator.Diagnostic) string {
 		return strings.Join([]string{string(d.Severity), d.Field(), d.Message}, "\x00")
 	}
-	for _, d := range old {
-		seen[key(d)]++
+	masked := func(d generator.Diagnostic) string {
+		return strings.Join([]string{string(d.Severity), d.Field(), number.ReplaceAllString(d.Message, "#")}, "\x00")
 	}
-	out := []Warning{}
+	seen := map[string]int{}
+	for _, d := range old {
+		seen[exact(d)]++
+	}
+	var left []generator.Diagnostic
 	for _, d := range new {
-		if seen[key(d)] > 0 {
-			seen[key(d)]--
+		if seen[exact(d)] > 0 {
+			seen[exact(d)]--
 			continue
 		}
-		out = append(out, Warning{d})
+		left = append(left, d)
 	}
-	return out
+	// The old warnings no new one matched exactly, by masked message, in
+	// their order, so two changed warnings of one field pair up in order.
+	unmatched := map[string][]generator.Diagnostic{}
+	for _, d := range old {
+		if seen[exact(d)] > 0 {
+			seen[exact(d)]--
+			unmatched[masked(d)] = append(unmatched[masked(d)], d)
+		}
+	}
+	added, changed = []Warning{}, []WarningChange{}
+	for _, d := range left {
+		if olds := unmatched[masked(d)]; len(olds) > 0 {
+			unmatched[masked(d)] = olds[1:]
+			changed = append(changed, WarningChange{Old: Warning{olds[0]}, New: Warning{d}})
+			continue
+		}
+		added = append(added, Warning{d})
+	}
+	return added, changed
 }

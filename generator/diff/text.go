@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -35,7 +36,7 @@ func Text(r *Report, color bool) []byte {
 	p.table([]string{"", "FLAVOR", "RESOURCE", "CAPACITY", "GUARANTEED", "SHARE"}, flavorRows(r.Summary))
 	p.line("", "")
 	p.line(sgrBold, "Teams")
-	p.table([]string{"", "TEAM", "FLAVOR", "GUARANTEED", "LENDABLE", "BORROW", "WEIGHT", "RECLAIM"}, teamRows(r.Summary))
+	p.table(upper(teamColumns(r.Summary)), teamRows(r.Summary))
 	if lines := departmentLines(r.Summary); len(lines) > 0 {
 		p.line("", "")
 		p.line(sgrBold, "Departments")
@@ -64,6 +65,13 @@ func Text(r *Report, color bool) []byte {
 		p.line(opColor(o.Op)+sgrBold, marker(o.Op)+" "+o.ObjectKey.String())
 		for _, f := range o.Fields {
 			p.line("", "    "+f.String())
+			for l := range strings.Lines(f.Lines) {
+				l = strings.TrimSuffix(l, "\n")
+				p.line(diffLineColor(l), "      "+l)
+			}
+		}
+		if o.textsOnly() {
+			continue
 		}
 		for _, l := range strings.Split(strings.TrimSuffix(o.Unified, "\n"), "\n") {
 			p.line(diffLineColor(l), "  "+l)
@@ -123,6 +131,9 @@ func (p *textPrinter) attention(s Summary) {
 	for _, w := range s.NewWarnings {
 		p.line(sgrYellow, "  ! new warning: "+w.Text())
 	}
+	for _, w := range s.ChangedWarnings {
+		p.line(sgrYellow, "  ! changed warning: "+w.Text())
+	}
 }
 
 func flavorRows(s Summary) []row {
@@ -134,6 +145,32 @@ func flavorRows(s Summary) []row {
 	return rows
 }
 
+// teamColumns names the teams table's columns, the marker's first ("");
+// the department and its surplus only when either side has departments.
+func teamColumns(s Summary) []string {
+	if s.hasDepartments() {
+		return []string{"", "Team", "Department", "Flavor", "Guaranteed", "Lendable", "Borrow", "Dept surplus", "Weight", "Reclaim"}
+	}
+	return []string{"", "Team", "Flavor", "Guaranteed", "Lendable", "Borrow", "Weight", "Reclaim"}
+}
+
+// teamNameColumns is how many columns after the marker name the row (team,
+// department, flavor) rather than number it: Markdown emphasises the others.
+func teamNameColumns(s Summary) int {
+	if s.hasDepartments() {
+		return 3
+	}
+	return 2
+}
+
+func upper(cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = strings.ToUpper(c)
+	}
+	return out
+}
+
 func teamRows(s Summary) []row {
 	var rows []row
 	for _, t := range s.Teams {
@@ -142,12 +179,17 @@ func teamRows(s Summary) []row {
 			switch {
 			case t.Op == Added || t.Op == Removed:
 				op = t.Op
-			case op == Unchanged && (t.Weight.Changed() || t.Reclaim.Changed()):
+			case op == Unchanged && (t.Weight.Changed() || t.Reclaim.Changed() || t.Department.Changed()):
 				op = Changed
 			}
-			rows = append(rows, row{op, []string{marker(op), t.Name, q.Flavor,
+			cells := []string{marker(op), t.Name, q.Flavor,
 				cellValue(q.Guaranteed, op), cellValue(q.Lendable, op), cellValue(q.Borrow, op),
-				cellValue(t.Weight, op), cellValue(t.Reclaim, op)}})
+				cellValue(t.Weight, op), cellValue(t.Reclaim, op)}
+			if s.hasDepartments() {
+				cells = slices.Insert(cells, 6, cellValue(q.DepartmentSurplus, op))
+				cells = slices.Insert(cells, 2, cellValue(t.Department, op))
+			}
+			rows = append(rows, row{op, cells})
 		}
 	}
 	return rows
@@ -225,7 +267,7 @@ func diffLineColor(l string) string {
 }
 
 func (s Summary) needsAttention() bool {
-	return len(s.Losses)+len(s.NewWarnings)+len(s.RemovedNamespaces) > 0
+	return len(s.Losses)+len(s.NewWarnings)+len(s.ChangedWarnings)+len(s.RemovedNamespaces) > 0
 }
 
 // namespaceRemoval says what Argo CD will do with a Namespace the agreement

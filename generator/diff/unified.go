@@ -29,6 +29,13 @@ func unified(k ObjectKey, old, new []byte) string {
 	return sb.String()
 }
 
+// textDiff returns the hunks of a unified diff of two texts, without the
+// ---/+++ header: the lines of a file embedded in an object, such as the
+// agreement in the windows controller's ConfigMap.
+func textDiff(old, new string) string {
+	return strings.Join(hunks(lineDiff(splitLines([]byte(old)), splitLines([]byte(new))), contextLines), "")
+}
+
 // objectPath names an object like a file: Kind/namespace/name.
 func objectPath(k ObjectKey) string {
 	if k.Namespace != "" {

@@ -143,7 +143,7 @@ func TestParseErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, got := load.Parse("tenancy.toml", []byte(tc.src))
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 				t.Errorf("Parse diagnostics (-want,+got):\n%s", diff)
 			}
 		})

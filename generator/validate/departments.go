@@ -37,7 +37,7 @@ func (v *validator) departments() {
 			v.errorf(field.ErrorTypeInvalid, d.Weight.Pos, d.Weight.Path, "must not be negative, got %d", d.Weight.Value)
 		}
 		v.count(d.Weight)
-		v.quotaTables("department", d.Path, d.Shorthand, d.Flavors)
+		v.quotaTables("department", "departments."+diag.TOMLKey(d.Name), v.teamFlavor(nil), d.Shorthand, d.Flavors)
 	}
 
 	members := map[*agreement.Department][]*agreement.Team{}
@@ -47,14 +47,15 @@ func (v *validator) departments() {
 		}
 		d := v.a.Department(t.Department.Value)
 		if d == nil {
-			v.unknownDepartment(t.Department)
+			v.unknownDepartment(t)
 			continue
 		}
 		members[d] = append(members[d], t)
 	}
 	for _, d := range v.a.Departments {
 		if len(members[d]) == 0 {
-			v.warnf(field.ErrorTypeInvalid, d.Pos, d.Path, "department %q has no team: add department = %q to a [teams.NAME], or remove it; its guarantee holds GPUs nobody can use but by borrowing", d.Name, d.Name)
+			v.warnf(field.ErrorTypeInvalid, d.Pos, d.Path, "department %q has no team: name it in a team's table, or remove it; its guarantee holds GPUs nobody can use but by borrowing", d.Name)
+			v.suggest("department = %s", diag.TOMLString(d.Name))
 			continue
 		}
 		v.departmentCoverage(d, members[d])
@@ -62,8 +63,10 @@ func (v *validator) departments() {
 }
 
 // unknownDepartment reports a team's department that names no table, with
-// the closest department's name when one is close.
-func (v *validator) unknownDepartment(s agreement.Str) {
+// the closest department's name when one is close, or, when the agreement
+// has none, the department's table with the team's guarantee as its own.
+func (v *validator) unknownDepartment(t *agreement.Team) {
+	s := t.Department
 	names := make([]string, len(v.a.Departments))
 	for i, d := range v.a.Departments {
 		names[i] = d.Name
@@ -73,11 +76,19 @@ func (v *validator) unknownDepartment(s agreement.Str) {
 	case sug != "":
 		msg += fmt.Sprintf(" (did you mean %q?)", sug)
 	case len(names) == 0:
-		msg += fmt.Sprintf(": the agreement has no departments; add a [departments.%s] table", s.Value)
+		msg += ": the agreement has no departments; add its table, with a guarantee that covers its teams'"
 	default:
 		msg += fmt.Sprintf(" (departments: %s)", strings.Join(sortedCopy(names), ", "))
 	}
 	v.errorf(field.ErrorTypeNotFound, s.Pos, s.Path, "%s", msg)
+	if len(names) == 0 {
+		flavor := v.teamFlavor(t)
+		var g int64
+		if q := t.ByFlavor[flavor]; q != nil {
+			g = max(q.Guaranteed.Value, 0)
+		}
+		v.suggest("[%s]\nguaranteed = %d", v.quotaTable("departments."+diag.TOMLKey(s.Value), flavor), g)
+	}
 }
 
 // departmentCoverage reports, per flavor, a department whose teams are

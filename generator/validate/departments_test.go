@@ -40,7 +40,7 @@ func checkProblems(t *testing.T, tests map[string]problemCase) {
 	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, check(t, tc.src), diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, check(t, tc.src)); diff != "" {
 				t.Errorf("diagnostics (-want,+got):\n%s", diff)
 			}
 		})

@@ -28,7 +28,8 @@ func (v *validator) monitoring() {
 		v.dnsLabel(m.Namespace.Pos, m.Namespace.Path, m.Namespace.Value)
 	}
 	if m.Currency.IsSet() && m.Currency.Value == "" {
-		v.errorf(field.ErrorTypeRequired, m.Currency.Pos, m.Currency.Path, "must not be empty, e.g. \"USD\"")
+		v.errorf(field.ErrorTypeRequired, m.Currency.Pos, m.Currency.Path, "must not be empty: the ISO 4217 code the prices are in")
+		v.suggest(`currency = "USD"`)
 	}
 	v.between(m.OwnerWaitingMinutes, 1, maxOwnerWaitingMinutes, "minutes")
 	v.between(m.SquattingUtilization, 0, 100, "percent")

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -64,7 +63,7 @@ a100 = 3
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 				t.Errorf("diagnostics (-want,+got):\n%s", diff)
 			}
 		})

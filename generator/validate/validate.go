@@ -65,11 +65,17 @@ func (v *validator) warnf(typ field.ErrorType, pos agreement.Pos, path *field.Pa
 	v.r.Warnf(typ, pos, path, format, args...)
 }
 
+// suggest attaches TOML that fixes it to the problem reported last.
+func (v *validator) suggest(format string, args ...any) {
+	v.r.Suggest(fmt.Sprintf(format, args...))
+}
+
 func (v *validator) version() {
 	ver := v.a.Version
 	switch {
 	case ver.State == agreement.Unset:
-		v.errorf(field.ErrorTypeRequired, top, ver.Path, "is required: add version = %d at the top of the file", Version)
+		v.errorf(field.ErrorTypeRequired, top, ver.Path, "is required: add it at the top of the file")
+		v.suggest("version = %d", Version)
 	case ver.IsSet() && ver.Value != Version:
 		v.errorf(field.ErrorTypeNotSupported, ver.Pos, ver.Path, "unsupported version %d: this tenancy reads version %d", ver.Value, Version)
 	}
@@ -79,7 +85,8 @@ func (v *validator) name() {
 	n := v.a.Name
 	switch n.State {
 	case agreement.Unset:
-		v.errorf(field.ErrorTypeRequired, top, n.Path, "is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue), e.g. name = \"gpu-pool\"")
+		v.errorf(field.ErrorTypeRequired, top, n.Path, "is required: name the shared GPU pool (the Kueue Cohort and KAI parent queue) at the top of the file")
+		v.suggest(`name = "gpu-pool"`)
 		return
 	case agreement.Invalid:
 		return
@@ -114,7 +121,8 @@ func (v *validator) labels(ls []agreement.Label, what string) {
 
 func (v *validator) flavors() {
 	if len(v.a.Flavors) == 0 {
-		v.errorf(field.ErrorTypeRequired, top, field.NewPath("flavors"), "at least one flavor is required, e.g. [flavors.h100] with capacity = 32")
+		v.errorf(field.ErrorTypeRequired, top, field.NewPath("flavors"), "at least one flavor is required: its GPUs and how many the cluster has")
+		v.suggest("[flavors.h100]\ncapacity = 32")
 		return
 	}
 	for _, f := range v.a.Flavors {
@@ -134,7 +142,8 @@ func (v *validator) flavors() {
 		// labels ("at least one nodeLabel is required when topology is
 		// set"): topology-aware scheduling finds the flavor's nodes by them.
 		if v.a.Topology != nil && len(f.NodeLabels) == 0 {
-			v.errorf(field.ErrorTypeRequired, f.Pos, f.Path.Child("node_labels"), "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them, e.g. node_labels = { \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }")
+			v.errorf(field.ErrorTypeRequired, f.Pos, f.Path.Child("node_labels"), "at least one node label is required when [topology] is set: Kueue finds the flavor's nodes by them")
+			v.suggest(`node_labels = { "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" }`)
 		}
 		v.labels(f.NodeLabels, "node label")
 		for _, t := range f.Tolerations {
@@ -232,7 +241,8 @@ func (v *validator) flavorNames() string {
 
 func (v *validator) teams() {
 	if len(v.a.Teams) == 0 {
-		v.errorf(field.ErrorTypeRequired, top, field.NewPath("teams"), "the agreement has no teams: add at least one [teams.NAME] with its guaranteed GPUs")
+		v.errorf(field.ErrorTypeRequired, top, field.NewPath("teams"), "the agreement has no teams: add at least one, with its guaranteed GPUs")
+		v.suggest("[%s]\nguaranteed = 8", v.quotaTable("teams.training", v.teamFlavor(nil)))
 		return
 	}
 	owner := map[string]string{} // namespace → team that claimed it first
@@ -282,17 +292,69 @@ func (v *validator) teams() {
 }
 
 func (v *validator) teamQuotas(t *agreement.Team) {
-	v.quotaTables("team", t.Path, t.Shorthand, t.Flavors)
+	v.quotaTables("team", "teams."+diag.TOMLKey(t.Name), v.teamFlavor(t), t.Shorthand, t.Flavors)
 }
 
-// quotaTables checks the quota keys of a team or a department (owner): the
-// one-flavor shorthand, the flavors its tables name, and each count.
-func (v *validator) quotaTables(owner string, path *field.Path, shorthand *agreement.Quota, flavors []*agreement.Quota) {
+// quotaTable is where the quota keys of flavor go in a suggestion for the
+// table named owner (a team's or a department's, as TOML names it): the
+// table itself with one flavor, the flavor's table under it with several.
+func (v *validator) quotaTable(owner, flavor string) string {
+	if len(v.a.Flavors) > 1 {
+		return owner + ".flavors." + diag.TOMLKey(flavor)
+	}
+	return owner
+}
+
+// teamFlavor is the flavor a suggestion about team t names: the first, in
+// sorted order, of those t is guaranteed, else the first of the agreement,
+// so the suggestion names a flavor the team holds and does not depend on
+// the file's order. "" without flavors.
+func (v *validator) teamFlavor(t *agreement.Team) string {
+	first, held := "", ""
+	for _, f := range v.a.Flavors {
+		if first == "" || f.Name < first {
+			first = f.Name
+		}
+		if t == nil {
+			continue
+		}
+		if q := t.ByFlavor[f.Name]; q != nil && q.Guaranteed.Value > 0 && (held == "" || f.Name < held) {
+			held = f.Name
+		}
+	}
+	if held != "" {
+		return held
+	}
+	return first
+}
+
+// quotaKeys writes the quota keys q has set as TOML key/value pairs, sep
+// between them, in the order guaranteed, lendable, borrow.
+func quotaKeys(q *agreement.Quota, sep string) string {
+	var kv []string
+	for _, k := range []struct {
+		name string
+		n    agreement.Int
+	}{{"guaranteed", q.Guaranteed}, {"lendable", q.Lendable}, {"borrow", q.Borrow}} {
+		if k.n.IsSet() {
+			kv = append(kv, fmt.Sprintf("%s = %d", k.name, k.n.Value))
+		}
+	}
+	return strings.Join(kv, sep)
+}
+
+// quotaTables checks the quota keys of a team or a department (owner), whose
+// table TOML names table: the one-flavor shorthand (whose suggestion names
+// flavor), the flavors its tables name, and each count.
+func (v *validator) quotaTables(owner, table, flavor string, shorthand *agreement.Quota, flavors []*agreement.Quota) {
 	if shorthand != nil {
 		switch {
 		case len(v.a.Flavors) > 1:
 			first := firstSet(shorthand)
-			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): put guaranteed, lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), path)
+			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): give guaranteed, lendable and borrow per flavor, in a table of its own under the %s's", v.flavorNames(), owner)
+			if keys := quotaKeys(shorthand, "\n"); keys != "" {
+				v.suggest("[%s]\n%s", v.quotaTable(table, flavor), keys)
+			}
 		case len(flavors) > 0:
 			v.errorf(field.ErrorTypeForbidden, flavors[0].Pos, flavors[0].Path, "quota keys are given both on the %s and under flavors: use one form", owner)
 		}
@@ -436,7 +498,8 @@ func (v *validator) topology() {
 		return
 	}
 	if len(t.Levels) == 0 {
-		v.errorf(field.ErrorTypeRequired, t.Pos, t.Path.Child("levels"), "must list at least one node label, coarse to fine, e.g. [\"cloud.provider.com/rack\", \"kubernetes.io/hostname\"]")
+		v.errorf(field.ErrorTypeRequired, t.Pos, t.Path.Child("levels"), "must list at least one node label, coarse to fine")
+		v.suggest(`levels = ["cloud.provider.com/rack", "kubernetes.io/hostname"]`)
 		return
 	}
 	if len(t.Levels) > 16 {

@@ -589,7 +589,7 @@ guaranteed = 1
 			default:
 				t.Fatalf("Check: unexpected error %v", err)
 			}
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 				t.Errorf("diagnostics (-want,+got):\n%s", diff)
 			}
 
@@ -613,7 +613,7 @@ guaranteed = 1
 				}
 				if opts.Backend == generator.Kueue {
 					// KAI adds its own warnings about what it cannot express.
-					if diff := cmp.Diff(tc.want, diag.List(res.Warnings), diagtest.Opts); diff != "" {
+					if diff := diagtest.Diff(t, tc.want, diag.List(res.Warnings)); diff != "" {
 						t.Errorf("Render %s warnings (-want,+got):\n%s", bname, diff)
 					}
 				}
@@ -655,7 +655,7 @@ func TestGuaranteesDoNotOverflow(t *testing.T) {
 	want := errAt(4, 12, "flavors.h100.capacity", field.ErrorTypeInvalid)
 	got := ae.Diagnostics[0]
 	got.Message, _, _ = strings.Cut(got.Message, " (")
-	if diff := cmp.Diff(want, got, diagtest.Opts); diff != "" {
+	if diff := diagtest.Diff(t, diag.List{want}, diag.List{got}); diff != "" {
 		t.Errorf("first diagnostic (-want,+got):\n%s", diff)
 	}
 }
@@ -683,7 +683,16 @@ func TestMessages(t *testing.T) {
 		},
 		"a missing key says what to write": {
 			src:  "name = \"gpu-pool\"\n[flavors.h100]\ncapacity = 32\n[teams.a]\nguaranteed = 8\n",
-			want: "tenancy.toml:1:1: version: is required: add version = 1 at the top of the file",
+			want: "tenancy.toml:1:1: version: is required: add it at the top of the file\n    version = 1",
+		},
+		"the shorthand with several flavors suggests the first flavor's table, with the values written": {
+			src:  header + "[flavors.a100]\ncapacity = 8\n[teams.a]\nguaranteed = 8\nlendable = 2\n",
+			want: "tenancy.toml:8:14: teams.a.guaranteed: the agreement has several flavors (a100, h100): give guaranteed, lendable and borrow per flavor, in a table of its own under the team's\n    [teams.a.flavors.a100]\n    guaranteed = 8\n    lendable = 2",
+		},
+		"a window's shorthand with several flavors suggests what to write inside its entry": {
+			src: header + "[flavors.a100]\ncapacity = 8\n[teams.a.flavors.h100]\nguaranteed = 8\n" +
+				"[[teams.a.windows]]\nfrom = \"20:00\"\nto = \"06:00\"\nlendable = 6\n",
+			want: "tenancy.toml:12:12: teams.a.windows[0].lendable: the agreement has several flavors (a100, h100): give lendable and borrow per flavor, in this [[teams.a.windows]] entry (line 9)\n    flavors.h100 = { lendable = 6 }",
 		},
 	}
 	for name, tc := range tests {
@@ -723,7 +732,7 @@ gpu_quota = "yes"
 		errAt(10, 51, "guardrails.allow_ingress_from[2]", field.ErrorTypeDuplicate),
 		errAt(11, 13, "guardrails.gpu_quota", field.ErrorTypeTypeInvalid),
 	}
-	if diff := cmp.Diff(want, aerr.Diagnostics, diagtest.Opts); diff != "" {
+	if diff := diagtest.Diff(t, want, aerr.Diagnostics); diff != "" {
 		t.Errorf("diagnostics (-want,+got):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/agreement"
+	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/windows"
 )
 
@@ -70,7 +71,8 @@ func (v *validator) window(t *agreement.Team, w *agreement.Window) (windows.Spec
 	clock := func(s agreement.Str, which string) windows.Clock {
 		switch s.State {
 		case agreement.Unset:
-			v.errorf(field.ErrorTypeRequired, w.Pos, s.Path, "is required: when the window %s, local time HH:MM, e.g. %s = \"20:00\"", map[string]string{"from": "opens", "to": "closes"}[which], which)
+			v.errorf(field.ErrorTypeRequired, w.Pos, s.Path, "is required: when the window %s, local time HH:MM", map[string]string{"from": "opens", "to": "closes"}[which])
+			v.suggest("%s = %s", which, map[string]string{"from": `"20:00"`, "to": `"06:00"`}[which])
 			ok = false
 		case agreement.Set:
 			c, err := windows.ParseClock(s.Value)
@@ -110,7 +112,10 @@ func (v *validator) windowQuotas(t *agreement.Team, w *agreement.Window) {
 		switch {
 		case len(v.a.Flavors) > 1:
 			first := firstSet(w.Shorthand)
-			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): put lendable and borrow under [%s.flavors.FLAVOR]", v.flavorNames(), w.Path)
+			v.errorf(field.ErrorTypeForbidden, first.Pos, first.Path, "the agreement has several flavors (%s): give lendable and borrow per flavor, in this [[teams.%s.windows]] entry (line %d)", v.flavorNames(), diag.TOMLKey(t.Name), w.Pos.Line)
+			if keys := quotaKeys(w.Shorthand, ", "); keys != "" {
+				v.suggest("flavors.%s = { %s }", diag.TOMLKey(v.teamFlavor(t)), keys)
+			}
 		case len(w.Flavors) > 0:
 			v.errorf(field.ErrorTypeForbidden, w.Flavors[0].Pos, w.Flavors[0].Path, "lendable and borrow are given both on the window and under flavors: use one form")
 		}

@@ -267,7 +267,7 @@ func checkRules(t *testing.T, tests map[string]ruleCase) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := rules(t, tc.src)
-			if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+			if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 				t.Errorf("diagnostics (-want,+got):\n%s", diff)
 			}
 			for _, d := range got {
@@ -400,7 +400,7 @@ func TestRulesInlineAgreement(t *testing.T) {
 		diagtest.Warning("tenancy.toml", 7, 12, "teams.a.lendable", field.ErrorTypeNotSupported),
 		diagtest.Error("tenancy.toml", 8, 1, "teams.a.lendible", field.ErrorTypeNotSupported),
 	}
-	if diff := cmp.Diff(want, aerr.Diagnostics, diagtest.Opts); diff != "" {
+	if diff := diagtest.Diff(t, want, aerr.Diagnostics); diff != "" {
 		t.Errorf("diagnostics (-want,+got):\n%s", diff)
 	}
 }

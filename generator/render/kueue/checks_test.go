@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -102,7 +101,7 @@ tolerations = [
 				} else if err != nil {
 					t.Fatalf("Check %s: %v", api, err)
 				}
-				if diff := cmp.Diff(tc.want, got, diagtest.Opts); diff != "" {
+				if diff := diagtest.Diff(t, tc.want, got); diff != "" {
 					t.Errorf("Check %s (-want,+got):\n%s", api, diff)
 				}
 				for _, d := range got {

@@ -42,7 +42,10 @@ const (
 	// MetricsPort serves the controller's Prometheus metrics.
 	MetricsPort = 8080
 	// ChecksumAnnotation on the pod template restarts the controller when
-	// the agreement changes, so it never runs an old one.
+	// the agreement changes, so it never runs an old one. Its value is
+	// "sha256:" and the hex digest: a bare digest was written plain when it
+	// started with a letter and quoted when with a digit, so its quoting
+	// flipped between renders; the colon has it quoted every time.
 	ChecksumAnnotation = "tenancy.dev/agreement-sha256"
 )
 
@@ -193,7 +196,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 			ProgressDeadlineSeconds: &deadline,
 			Strategy:                appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &quarter, MaxSurge: &quarter}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{ChecksumAnnotation: hex.EncodeToString(sum[:])}},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{ChecksumAnnotation: "sha256:" + hex.EncodeToString(sum[:])}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            name,
 					DeprecatedServiceAccount:      name,
