@@ -291,6 +291,10 @@ func median(ds []time.Duration) time.Duration {
 
 // report prints the table and the verdict on each target; it returns false
 // when a target is missed.
+// maxFloorRatio is the enforced start-up budget: the reference render at
+// most this many times the API floor (printonly -tags apifloor).
+const maxFloorRatio = 2.5
+
 func (b *bench) report(timings []timing, floors floors) bool {
 	judged := "CPU time (user+system)"
 	if !b.judgeCPU {
@@ -359,6 +363,18 @@ func (b *bench) report(timings []timing, floors floors) bool {
 			floors.version.versus(b.judgeCPU))
 		fmt.Printf("Linking the API types alone (k8s.io/api core and admission, Kueue v1beta1 and v1beta2), print-only ÷ print-only: %s: the floor under any binary built on them.\n",
 			floors.api.versus(b.judgeCPU))
+	}
+	// The start-up budget (issue 28, docs/decisions.md "Start-up"): the
+	// reference render within maxFloorRatio of the API floor, the cost no
+	// binary built on the API types the standards ask for can avoid.
+	for _, backend := range b.backends {
+		ref, ok := byBackend[backend][3]
+		if !ok || floors.api.render(b.judgeCPU) <= 0 {
+			continue
+		}
+		r := float64(ref.render(b.judgeCPU)) / float64(floors.api.render(b.judgeCPU))
+		fmt.Printf("Reference agreement, %s render ÷ the API floor: %.2f× (%s vs %s, target ≤ %.1f×) %s\n",
+			backend, r, ms(ref.render(b.judgeCPU)), ms(floors.api.render(b.judgeCPU)), maxFloorRatio, verdict(r <= maxFloorRatio, &allOK))
 	}
 	if allOK {
 		fmt.Println("\nAll enforced targets met.")
