@@ -113,10 +113,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		m.Labels["app.kubernetes.io/name"] = "tenancy-windows"
 		return m
 	}
-	group, resourceName := "kueue.x-k8s.io", "clusterqueues"
-	if r.Backend == gpu.KAI {
-		group, resourceName = "scheduling.run.ai", "queues"
-	}
+	queues := gpu.Describe(r.Backend)
 	sum := sha256.Sum256(p.Source)
 	backendArgs := []string{"windows", "--agreement=/etc/tenancy/" + AgreementKey, "--backend=" + string(r.Backend)}
 	if r.Backend != gpu.KAI {
@@ -145,7 +142,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		Rules: []rbacv1.PolicyRule{
 			// Only the queues of teams with windows; get and patch (apply)
 			// are what the controller calls.
-			{APIGroups: []string{group}, Resources: []string{resourceName}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
 			// Events about a cluster-scoped queue are recorded in the
 			// default namespace, so creating them is cluster-wide.
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
