@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -107,13 +106,6 @@ func (b *backendFlags) register(fs *pflag.FlagSet) {
 
 func (b *backendFlags) options() (generator.Options, error) {
 	return generator.Options{Backend: generator.Backend(b.backend), KueueAPI: b.kueueAPI}.Normalize()
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }
 
 // agreementPath returns the single optional FILE argument, tenancy.toml by default.

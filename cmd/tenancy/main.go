@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
 // Exit codes. CI scripts branch on them, so they are part of the interface.
@@ -105,7 +107,7 @@ func run(e *env, args []string) int {
 	case "help":
 		return runHelp(e, args[1:])
 	case "--version", "version":
-		fmt.Fprintln(e.stdout, "tenancy", version())
+		fmt.Fprintln(e.stdout, "tenancy", version.Version)
 		return exitOK
 	}
 	if c := lookupCommand(name); c != nil {

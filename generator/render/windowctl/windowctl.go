@@ -26,12 +26,15 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
 const (
 	// Image is the controller's image: the Argo CD plugin's
-	// (argocd/Dockerfile), whose entrypoint is the tenancy binary.
-	Image = "ghcr.io/tenancy-dev/tenancy-argocd:v0.1.0"
+	// (argocd/Dockerfile), whose entrypoint is the tenancy binary, at the
+	// binary's own release, so the controller runs the tenancy that
+	// rendered it.
+	Image = "ghcr.io/tenancy-dev/tenancy-argocd:" + version.Version
 	// Namespace holds the controller, its Lease and its agreement.
 	Namespace = "tenancy-system"
 	// FieldManager is the server-side apply field manager of the
