@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +108,23 @@ func TestArgoCDIgnoreDifferences(t *testing.T) {
 	}
 	if _, stderr, code := runIn(t.TempDir(), "argocd", "ignore-differences", "--backend", "slurm"); code != exitUsage || !strings.Contains(stderr, "--backend") {
 		t.Errorf("an unknown backend: exit %d, %s", code, stderr)
+	}
+}
+
+// TestIgnoreDifferencesDocumented: README and docs/argocd.md show the
+// command's output as it is, not a hand-written copy that may drift.
+func TestIgnoreDifferencesDocumented(t *testing.T) {
+	stdout, _, code := runIn(t.TempDir(), "argocd", "ignore-differences")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, doc := range []string{"../../README.md", "../../docs/argocd.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "$ tenancy argocd ignore-differences\n"+stdout+"```") {
+			t.Errorf("%s does not show the output of tenancy argocd ignore-differences as it is:\n%s", doc, stdout)
+		}
 	}
 }
