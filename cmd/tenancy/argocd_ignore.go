@@ -67,8 +67,7 @@ Examples:
 	if !ok {
 		return code
 	}
-	if len(positional) > 0 {
-		fmt.Fprintf(e.stderr, "tenancy argocd ignore-differences: unexpected argument %q\nRun 'tenancy argocd ignore-differences --help' for usage.\n", positional[0])
+	if !noArguments(e, "argocd ignore-differences", positional, "") {
 		return exitUsage
 	}
 	backends := gpu.Backends

@@ -119,3 +119,17 @@ func agreementPath(e *env, cmd string, positional []string) (string, bool) {
 	fmt.Fprintf(e.stderr, "tenancy %s: expected at most one FILE, got %d\nRun 'tenancy %s --help' for usage.\n", cmd, len(positional), cmd)
 	return "", false
 }
+
+// noArguments reports a command's positional arguments, which it takes none
+// of, saying why (what it reads instead), and returns false when there were
+// any.
+func noArguments(e *env, cmd string, positional []string, why string) bool {
+	if len(positional) == 0 {
+		return true
+	}
+	if why != "" {
+		why = ": " + why
+	}
+	fmt.Fprintf(e.stderr, "tenancy %s: unexpected argument %q%s\nRun 'tenancy %s --help' for usage.\n", cmd, positional[0], why, cmd)
+	return false
+}

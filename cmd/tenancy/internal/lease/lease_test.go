@@ -93,15 +93,22 @@ func TestSkewedClocks(t *testing.T) {
 	}
 }
 
+// signals has r's OnStarted lead until its context ends, and returns
+// channels closed when it started and when it stopped leading.
+func signals(r replica) (started, stopped chan struct{}) {
+	started, stopped = make(chan struct{}), make(chan struct{})
+	r.OnStarted = func(ctx context.Context) { close(started); <-ctx.Done() }
+	r.OnStopped = func() { close(stopped) }
+	return started, stopped
+}
+
 // TestHandOver: a second replica waits while the first leads; when the
 // first shuts down it releases the Lease, and the second leads at its next
 // try, without waiting for the Lease's duration.
 func TestHandOver(t *testing.T) {
 	rs := replicas(0, 0)
 	first, second := rs[0], rs[1]
-	started, stopped := make(chan struct{}), make(chan struct{})
-	first.OnStarted = func(ctx context.Context) { close(started); <-ctx.Done() }
-	first.OnStopped = func() { close(stopped) }
+	started, stopped := signals(first)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); first.Run(ctx) }()
@@ -136,9 +143,7 @@ func TestHandOver(t *testing.T) {
 func TestStopsWhenItCannotRenew(t *testing.T) {
 	rs := replicas(0, 0)
 	first, second := rs[0], rs[1]
-	started, stopped := make(chan struct{}), make(chan struct{})
-	first.OnStarted = func(ctx context.Context) { close(started); <-ctx.Done() }
-	first.OnStopped = func() { close(stopped) }
+	started, stopped := signals(first)
 	go first.Run(context.Background())
 	<-started
 	// The second replica takes the Lease by force (as after a partition).
