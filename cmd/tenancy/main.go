@@ -53,7 +53,7 @@ func init() {
 		{"explain", "print the agreement as a table a person reads", runExplain},
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
-		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate)", runArgoCD},
+		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate); argocd ignore-differences for windows", runArgoCD},
 		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
 		{"windows", "run the lending-windows controller (applies each window's limits at its edges)", runWindows},
 	}
