@@ -47,6 +47,46 @@ var layers = map[string][]string{
 	"schedule":            {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 }
 
+// steps are the pipeline's steps and families, which only the facade wires:
+// a wrapper calls the facade with options and never runs a step itself.
+var steps = []string{"load", "agreement", "validate", "plan", "encode", "render", "render/*", "schedule", "windows"}
+
+// wrappers lists every package of the wrappers (cmd/, kustomize/, argocd/),
+// by its path in the module, with the packages under generator/ it must not
+// import directly (written as in layers; "*" is every one). A package
+// missing from it fails TestLayers. No package under generator/ imports a
+// wrapper.
+var wrappers = map[string][]string{
+	// The CLI: wiring. explain prints the plan a person reads (plan) and
+	// KAI's PriorityClass values (render/kai, the one family it names);
+	// help's did-you-mean is the agreement's (agreement.Suggest).
+	"cmd/tenancy": append(exclude(steps, "plan", "agreement", "render/*", "schedule"), exclude(families, "render/kai")...),
+	// The windows controller is handed the checked plan and computes the
+	// state at an instant with generator.Windows; the backend's queue is its
+	// descriptor's (gpu).
+	"cmd/tenancy/internal/controller": exclude(steps, "plan"),
+	// Leader election and the Prometheus client know no agreement.
+	"cmd/tenancy/internal/lease":                   {"*"},
+	"cmd/tenancy/internal/promrange":               exclude(all, "chargeback"),
+	"cmd/tenancy/internal/promrange/promrangetest": {"*"},
+	"kustomize":     steps,
+	"argocd":        steps,
+	"argocd/params": steps,
+}
+
+// all is every package of layers, for the wrappers that may import only a few.
+var all = func() []string {
+	out := []string{""}
+	for pkg := range layers {
+		out = append(out, pkg)
+	}
+	return out
+}()
+
+func exclude(list []string, allowed ...string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(allowed, s) })
+}
+
 // TestLayers keeps the pipeline's steps apart by their direct imports: a
 // family never reads TOML (the decoded agreement included) and never imports
 // another family, validation never builds Kubernetes objects, planning reads
@@ -78,6 +118,9 @@ func TestLayers(t *testing.T) {
 			continue
 		}
 		for _, imp := range fields[1:] {
+			if w, ok := strings.CutPrefix(imp, module+"/"); ok && wrapperDir(w) {
+				t.Errorf("generator/%s imports the wrapper %s", pkg, w)
+			}
 			dep, ok := rel(imp)
 			if !ok {
 				continue
@@ -97,6 +140,52 @@ func TestLayers(t *testing.T) {
 	for _, f := range families {
 		if _, ok := layers[f]; !ok {
 			t.Errorf("family %s is not in the table", f)
+		}
+	}
+	testWrappers(t)
+}
+
+const module = "github.com/tenancy-dev/tenancy"
+
+func wrapperDir(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return first == "cmd" || first == "kustomize" || first == "argocd"
+}
+
+// testWrappers keeps the wrappers (cmd/, kustomize/, argocd/) to calling
+// the library: each imports of generator/ only what the wrappers table
+// allows it.
+func testWrappers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/cmd/...", module+"/kustomize/...", module+"/argocd/...").Output()
+	if err != nil {
+		t.Fatalf("go list the wrappers: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module+"/")
+		seen[pkg] = true
+		not, listed := wrappers[pkg]
+		if !listed {
+			t.Errorf("package %s is not in TestLayers' wrappers table: add it with the packages of generator/ it must not import", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module+"/generator")
+			if !ok || dep != "" && dep[0] != '/' {
+				continue
+			}
+			dep = strings.TrimPrefix(dep, "/")
+			forbidden := slices.Contains(not, "*") || slices.Contains(not, dep) ||
+				slices.Contains(not, "render/*") && slices.Contains(families, dep)
+			if forbidden {
+				t.Errorf("%s imports generator/%s: a wrapper calls the facade", pkg, dep)
+			}
+		}
+	}
+	for pkg := range wrappers {
+		if !seen[pkg] {
+			t.Errorf("TestLayers' wrappers table lists %s, which go list does not find", pkg)
 		}
 	}
 }

@@ -35,10 +35,19 @@ const defaultName = "tenancy.toml"
 func families(opts Options) []render.Family {
 	switch opts.Backend {
 	case KAI:
-		return []render.Family{kai.Renderer{}, namespaces.Family{QueueLabel: kai.QueueLabel}, guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}, windowctl.Renderer{Backend: gpu.KAI}}
+		return []render.Family{kai.Renderer{}, namespacesFamily(gpu.KAI), guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}, windowctl.Renderer{Backend: gpu.KAI}}
 	default:
-		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespaces.Family{}, guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}, windowctl.Renderer{Backend: gpu.Kueue, KueueAPI: opts.KueueAPI}}
+		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespacesFamily(gpu.Kueue), guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}, windowctl.Renderer{Backend: gpu.Kueue, KueueAPI: opts.KueueAPI}}
 	}
+}
+
+// namespacesFamily renders the team Namespaces with the backend's queue
+// label when its descriptor says the Namespaces carry it.
+func namespacesFamily(b Backend) namespaces.Family {
+	if d := gpu.Describe(b); d.NamespaceQueueLabel {
+		return namespaces.Family{QueueLabel: d.QueueLabel}
+	}
+	return namespaces.Family{}
 }
 
 func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {

@@ -2,8 +2,12 @@ package generator
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
@@ -54,31 +58,44 @@ func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error
 	if errs := diags.Errors(); len(errs) > 0 {
 		return nil, &AgreementError{Diagnostics: errs}
 	}
+	d := gpu.Describe(opts.Backend)
 	out := &WindowState{State: s}
 	for _, team := range windowctl.Queues(p) {
 		var found *render.Object
 		for i := range objs {
-			if objs[i].Name() == team && (objs[i].Kind() == "ClusterQueue" || objs[i].Kind() == "Queue") {
+			if objs[i].Name() == team && objs[i].Kind() == d.QueueKind {
 				found = &objs[i]
 			}
 		}
 		if found == nil {
 			return nil, fmt.Errorf("windows: the %s backend renders no queue for team %s", opts.Backend, team)
 		}
-		spec, _ := found.Fields["spec"].(map[string]any)
 		patch := map[string]any{
 			"apiVersion": found.APIVersion(),
 			"kind":       found.Kind(),
 			"metadata":   map[string]any{"name": team},
 		}
-		if opts.Backend == KAI {
-			res, _ := spec["resources"].(map[string]any)
-			g, _ := res["gpu"].(map[string]any)
-			patch["spec"] = map[string]any{"resources": map[string]any{"gpu": map[string]any{"limit": g["limit"]}}}
-		} else {
-			patch["spec"] = map[string]any{"resourceGroups": spec["resourceGroups"]}
+		for _, path := range d.WindowOwned {
+			v, ok, err := unstructured.NestedFieldNoCopy(found.Fields, path...)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("windows: the %s queue of team %s has no %s", d.QueueKind, team, strings.Join(path, "."))
+			}
+			setPath(patch, path, v)
 		}
 		out.Applies = append(out.Applies, WindowApply{Team: team, Patch: patch})
 	}
 	return out, nil
+}
+
+// setPath sets m's field at path to v, making the maps on the way.
+func setPath(m map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
 }

@@ -28,6 +28,8 @@ func runArgoCD(e *env, args []string) int {
 		return exitOK
 	case "generate":
 		return runArgoCDGenerate(e, args[1:])
+	case "ignore-differences":
+		return runArgoCDIgnoreDifferences(e, args[1:])
 	}
 	fmt.Fprintf(e.stderr, "tenancy argocd: unknown command %q\n\n", args[0])
 	argocdUsage(e.stderr)
@@ -37,9 +39,11 @@ func runArgoCD(e *env, args []string) int {
 func argocdUsage(w io.Writer) {
 	io.WriteString(w, `Usage:
   tenancy argocd generate
+  tenancy argocd ignore-differences [--backend kueue|kai]
 
 Commands:
-  generate   render ./tenancy.toml for Argo CD (the plugin's generate command)
+  generate             render ./tenancy.toml for Argo CD (the plugin's generate command)
+  ignore-differences   print the Application fields lending windows need
 
 See docs/argocd.md for installing the plugin sidecar.
 `)

@@ -255,7 +255,7 @@ func explainPriorities(w io.Writer, p *plan.Agreement) {
 	tw.Flush()
 	fmt.Fprintf(w, "  KAI: only preemptible work (PriorityClass below %d) borrows idle GPUs and is preempted; non-preemptible work\n", kai.NonPreemptibleFrom)
 	fmt.Fprintln(w, "  runs within its team's guarantee only and is never preempted. Workloads name their queue with the")
-	fmt.Fprintf(w, "  %s label and use schedulerName kai-scheduler.\n", kai.QueueLabel)
+	fmt.Fprintf(w, "  %s label and use schedulerName kai-scheduler.\n", gpu.Describe(gpu.KAI).QueueLabel)
 	if anyFixed {
 		fmt.Fprintln(w, "  Kueue: no priority is non-preemptible; preemptible = false is not expressed, and such work may borrow.")
 	}

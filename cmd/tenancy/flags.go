@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -109,13 +108,6 @@ func (b *backendFlags) options() (generator.Options, error) {
 	return generator.Options{Backend: generator.Backend(b.backend), KueueAPI: b.kueueAPI}.Normalize()
 }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
 // agreementPath returns the single optional FILE argument, tenancy.toml by default.
 func agreementPath(e *env, cmd string, positional []string) (string, bool) {
 	switch len(positional) {
@@ -126,4 +118,18 @@ func agreementPath(e *env, cmd string, positional []string) (string, bool) {
 	}
 	fmt.Fprintf(e.stderr, "tenancy %s: expected at most one FILE, got %d\nRun 'tenancy %s --help' for usage.\n", cmd, len(positional), cmd)
 	return "", false
+}
+
+// noArguments reports a command's positional arguments, which it takes none
+// of, saying why (what it reads instead), and returns false when there were
+// any.
+func noArguments(e *env, cmd string, positional []string, why string) bool {
+	if len(positional) == 0 {
+		return true
+	}
+	if why != "" {
+		why = ": " + why
+	}
+	fmt.Fprintf(e.stderr, "tenancy %s: unexpected argument %q%s\nRun 'tenancy %s --help' for usage.\n", cmd, positional[0], why, cmd)
+	return false
 }

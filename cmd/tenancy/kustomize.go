@@ -45,8 +45,7 @@ printed on stderr and the exit status is 1.`)
 	if !ok {
 		return code
 	}
-	if len(positional) > 0 {
-		fmt.Fprintf(e.stderr, "tenancy kustomize: unexpected argument %q: the ResourceList is read from stdin\nRun 'tenancy kustomize --help' for usage.\n", positional[0])
+	if !noArguments(e, "kustomize", positional, "the ResourceList is read from stdin") {
 		return exitUsage
 	}
 	if e.stdinIsTerminal {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
 // Exit codes. CI scripts branch on them, so they are part of the interface.
@@ -51,7 +53,7 @@ func init() {
 		{"explain", "print the agreement as a table a person reads", runExplain},
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
-		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate)", runArgoCD},
+		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate); argocd ignore-differences for windows", runArgoCD},
 		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
 		{"windows", "run the lending-windows controller (applies each window's limits at its edges)", runWindows},
 	}
@@ -105,7 +107,7 @@ func run(e *env, args []string) int {
 	case "help":
 		return runHelp(e, args[1:])
 	case "--version", "version":
-		fmt.Fprintln(e.stdout, "tenancy", version())
+		fmt.Fprintln(e.stdout, "tenancy", version.Version)
 		return exitOK
 	}
 	if c := lookupCommand(name); c != nil {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
 // sarifRules are the SARIF rules of tenancy check: one per diagnostic type,
@@ -40,7 +41,7 @@ func writeSARIF(w io.Writer, diags diag.List, cols columns) error {
 	if err != nil {
 		return err
 	}
-	v := version()
+	v := version.Version
 	run := sarif.NewRun(sarif.Tool{Driver: &sarif.ToolComponent{Name: "tenancy", Version: &v}})
 	run.WithColumnKind("unicodeCodePoints")
 	index := map[field.ErrorType]int{}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/term"
 
+	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/promrange"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
@@ -85,7 +86,7 @@ Examples:
 	if err != nil {
 		return usage("%v", err)
 	}
-	client, err := newPromClient(*prom)
+	client, err := promrange.New(*prom)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -110,7 +111,7 @@ Examples:
 	}
 
 	queries := m.Sources()
-	chunks := (int(to.Sub(from)/step) + maxPoints - 1) / maxPoints * len(queries)
+	chunks := (int(to.Sub(from)/step) + promrange.MaxPoints - 1) / promrange.MaxPoints * len(queries)
 	done := 0
 	progress := func() {}
 	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && chunks > len(queries) {
@@ -125,7 +126,7 @@ Examples:
 	ctx := context.Background()
 	var results []chargeback.Result
 	for _, q := range queries {
-		series, err := client.queryRange(ctx, q, from, to, step, progress)
+		series, err := client.QueryRange(ctx, q, from, to, step, progress)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 			return exitFailure

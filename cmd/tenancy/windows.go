@@ -2,29 +2,23 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 
+	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/controller"
+	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/lease"
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
 func runWindows(e *env, args []string) int {
@@ -53,7 +47,7 @@ Examples:
 	agreementFile := fs.String("agreement", "", "the agreement the controller applies (required)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
 	namespace := fs.String("namespace", "tenancy-system", "namespace of the leader-election Lease")
-	lease := fs.String("lease", "tenancy-windows", "name of the leader-election Lease")
+	leaseName := fs.String("lease", "tenancy-windows", "name of the leader-election Lease")
 	identity := fs.String("identity", "", "this replica's name in the Lease (default: the host name and process id)")
 	metricsAddr := fs.String("metrics-address", ":8080", "address of the Prometheus metrics endpoint (empty: none)")
 	resync := fs.Duration("resync", 30*time.Second, "re-apply at least this often, also between edges")
@@ -71,15 +65,14 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy windows: %v\n", err)
 		return exitUsage
 	}
-	clock := time.Now
+	var clk clock.Clock = clock.RealClock{}
 	if *fakeStart != "" {
 		start, err := time.Parse(time.RFC3339, *fakeStart)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "tenancy windows: --fake-start: %v\n", err)
 			return exitUsage
 		}
-		offset := time.Until(start)
-		clock = func() time.Time { return time.Now().Add(offset) }
+		clk = offsetClock{offset: time.Until(start)}
 	}
 	src, err := readAgreement(e, *agreementFile)
 	if err != nil {
@@ -110,7 +103,7 @@ Examples:
 		*identity = host + "_" + strconv.Itoa(os.Getpid())
 	}
 
-	c := newWindowController(e, p, opts, dyn, clock, *resync)
+	c := controller.New(controller.Config{Plan: p, Options: opts, Client: dyn, Clock: clk, Resync: *resync, Log: e.stderr})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *metricsAddr != "" {
@@ -119,180 +112,29 @@ Examples:
 			fmt.Fprintf(e.stderr, "tenancy windows: metrics: %v\n", err)
 			return exitFailure
 		}
-		srv := &http.Server{Handler: promhttp.HandlerFor(c.registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: promhttp.HandlerFor(c.Registry(), promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
 	}
-	fmt.Fprintf(e.stderr, "tenancy windows: %s waits for the lease %s/%s\n", *identity, *namespace, *lease)
-	elector := newLeaseElector(dyn, *namespace, *lease, *identity)
-	elector.onStarted = func(ctx context.Context) {
+	fmt.Fprintf(e.stderr, "tenancy windows: %s waits for the lease %s/%s\n", *identity, *namespace, *leaseName)
+	// The Lease is judged by the real clock, whatever --fake-start says:
+	// replicas agree on who leads, not on the agreement's instant.
+	elector := lease.New(dyn, *namespace, *leaseName, *identity, clock.RealClock{})
+	elector.OnStarted = func(ctx context.Context) {
 		fmt.Fprintf(e.stderr, "tenancy windows: %s leads\n", *identity)
-		c.run(ctx)
+		c.Run(ctx)
 	}
-	elector.onStopped = func() { fmt.Fprintf(e.stderr, "tenancy windows: %s stopped leading\n", *identity) }
-	elector.run(ctx)
+	elector.OnStopped = func() { fmt.Fprintf(e.stderr, "tenancy windows: %s stopped leading\n", *identity) }
+	elector.Run(ctx)
 	return exitOK
 }
 
-// windowController applies the agreement's state at the clock's instant.
-type windowController struct {
-	e        *env
-	p        *plan.Agreement
-	opts     generator.Options
-	dyn      dynamic.Interface
-	clock    func() time.Time
-	resync   time.Duration
-	gvr      schema.GroupVersionResource
-	mu       sync.Mutex
-	open     map[string]bool // team/window → open at the last apply
-	lastNext time.Time
-
-	registry  *prometheus.Registry
-	openGauge *prometheus.GaugeVec
-	lastApply prometheus.Gauge
-	errors    prometheus.Counter
+// offsetClock is the real clock started at another instant: it runs at real
+// speed, and only Now and Since see the offset (timers wait real time).
+type offsetClock struct {
+	clock.RealClock
+	offset time.Duration
 }
 
-func newWindowController(e *env, p *plan.Agreement, opts generator.Options, dyn dynamic.Interface, clock func() time.Time, resync time.Duration) *windowController {
-	c := &windowController{e: e, p: p, opts: opts, dyn: dyn, clock: clock, resync: resync, open: map[string]bool{}}
-	c.gvr = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: opts.KueueAPI, Resource: "clusterqueues"}
-	if opts.Backend == generator.KAI {
-		c.gvr = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
-	}
-	c.registry = prometheus.NewRegistry()
-	c.openGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tenancy_window_open", Help: "1 while the team's lending window (its index in the agreement) is open, by the controller's clock."}, []string{"pool", "team", "window"})
-	c.lastApply = prometheus.NewGauge(prometheus.GaugeOpts{Name: "tenancy_windows_last_apply_timestamp_seconds", Help: "When the controller last applied every queue successfully (Unix seconds, real time)."})
-	c.errors = prometheus.NewCounter(prometheus.CounterOpts{Name: "tenancy_windows_apply_errors_total", Help: "Failed applies of a queue's lending and borrowing limits."})
-	c.registry.MustRegister(c.openGauge, c.lastApply, c.errors)
-	for _, t := range p.Teams {
-		for i := range t.Windows {
-			c.openGauge.WithLabelValues(p.Name, t.Name, strconv.Itoa(i)).Set(0)
-		}
-	}
-	return c
-}
-
-// run applies now, then at every edge and every resync, until ctx ends.
-func (c *windowController) run(ctx context.Context) {
-	for {
-		next := c.reconcile(ctx)
-		wait := c.resync
-		if !next.IsZero() {
-			// Wake just after the edge: the window's interval includes its
-			// start and excludes its end, so the instant itself is decided.
-			if d := next.Sub(c.clock()) + 10*time.Millisecond; d < wait {
-				wait = max(d, 0)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-// reconcile applies the state at the clock's instant and returns the next
-// edge.
-func (c *windowController) reconcile(ctx context.Context) time.Time {
-	now := c.clock()
-	ws, err := generator.Windows(c.p, now, c.opts)
-	if err != nil {
-		c.errors.Inc()
-		fmt.Fprintf(c.e.stderr, "tenancy windows: %v\n", err)
-		return time.Time{}
-	}
-	open := map[string]bool{}
-	for _, o := range ws.Open {
-		open[o.Team+"/"+strconv.Itoa(o.Index)] = true
-	}
-	for _, t := range c.p.Teams {
-		for i := range t.Windows {
-			v := 0.0
-			if open[t.Name+"/"+strconv.Itoa(i)] {
-				v = 1
-			}
-			c.openGauge.WithLabelValues(c.p.Name, t.Name, strconv.Itoa(i)).Set(v)
-		}
-	}
-	failed := false
-	for _, a := range ws.Applies {
-		body, err := json.Marshal(a.Patch)
-		if err == nil {
-			force := true
-			_, err = c.dyn.Resource(c.gvr).Patch(ctx, a.Team, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: generator.WindowFieldManager, Force: &force})
-		}
-		if err != nil {
-			failed = true
-			c.errors.Inc()
-			fmt.Fprintf(c.e.stderr, "tenancy windows: apply %s %s: %v\n", c.gvr.Resource, a.Team, err)
-			continue
-		}
-		c.edgeEvents(ctx, a.Team, open, now)
-	}
-	if !failed {
-		c.lastApply.SetToCurrentTime()
-	}
-	if !ws.NextEdge.Equal(c.lastNext) {
-		// Once per edge, not per resync.
-		fmt.Fprintf(c.e.stderr, "tenancy windows: applied %d queue(s) at %s (%d window(s) open); next edge %s\n", len(ws.Applies), now.Format(time.RFC3339), len(ws.Open), ws.NextEdge.Format(time.RFC3339))
-		c.lastNext = ws.NextEdge
-	}
-	return ws.NextEdge
-}
-
-// edgeEvents records an Event on the team's queue for each of its windows
-// whose state differs from the last apply (and for the open ones at
-// start-up), so kubectl describe shows the edges.
-func (c *windowController) edgeEvents(ctx context.Context, team string, open map[string]bool, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.p.Teams[0]
-	for _, pt := range c.p.Teams {
-		if pt.Name == team {
-			t = pt
-		}
-	}
-	for i, w := range t.Windows {
-		key := team + "/" + strconv.Itoa(i)
-		was, seen := c.open[key]
-		is := open[key]
-		c.open[key] = is
-		if seen && was == is || !seen && !is {
-			continue
-		}
-		reason, verb := "WindowOpened", "opened"
-		if !is {
-			reason, verb = "WindowClosed", "closed"
-		}
-		msg := fmt.Sprintf("lending window %d of team %s (%s) %s at %s: limits applied by tenancy-windows", i, team, w.Schedule.Describe(), verb, now.Format(time.RFC3339))
-		if err := c.event(ctx, team, reason, msg); err != nil {
-			fmt.Fprintf(c.e.stderr, "tenancy windows: event: %v\n", err)
-		}
-		fmt.Fprintf(c.e.stderr, "tenancy windows: %s\n", msg)
-	}
-}
-
-func (c *windowController) event(ctx context.Context, team, reason, msg string) error {
-	obj, err := c.dyn.Resource(c.gvr).Get(ctx, team, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	ev := map[string]any{
-		"apiVersion": "v1", "kind": "Event",
-		"metadata": map[string]any{"generateName": team + ".", "namespace": metav1.NamespaceDefault},
-		"involvedObject": map[string]any{
-			"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "name": team, "uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(),
-		},
-		"reason": reason, "message": msg, "type": "Normal",
-		"source":         map[string]any{"component": generator.WindowFieldManager},
-		"firstTimestamp": now, "lastTimestamp": now, "count": int64(1),
-	}
-	events := schema.GroupVersionResource{Version: "v1", Resource: "events"}
-	_, err = c.dyn.Resource(events).Namespace(metav1.NamespaceDefault).Create(ctx, &unstructured.Unstructured{Object: ev}, metav1.CreateOptions{})
-	if err != nil && errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
+func (c offsetClock) Now() time.Time                  { return c.RealClock.Now().Add(c.offset) }
+func (c offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }

@@ -69,3 +69,22 @@ func TestWindowsUsage(t *testing.T) {
 		t.Errorf("a bad --fake-start: exit %d, %s", code, stderr)
 	}
 }
+
+// TestVersionIsTheControllersTag: the windows controller a render writes
+// runs the image of the version `tenancy --version` prints, so a render
+// never deploys another tenancy than the one that made it.
+func TestVersionIsTheControllersTag(t *testing.T) {
+	stdout, _, code := runIn(t.TempDir(), "--version")
+	v, ok := strings.CutPrefix(strings.TrimSpace(stdout), "tenancy ")
+	if code != exitOK || !ok || v == "" {
+		t.Fatalf("--version: exit %d, %q", code, stdout)
+	}
+	dir := writeAgreement(t, windowstest.Agreement)
+	manifests, stderr, code := runIn(dir, "render")
+	if code != exitOK {
+		t.Fatalf("render: exit %d\n%s", code, stderr)
+	}
+	if want := `image: "ghcr.io/tenancy-dev/tenancy-argocd:` + v + `"` + "\n"; !strings.Contains(manifests, want) {
+		t.Errorf("the rendered controller does not run %q", strings.TrimSpace(want))
+	}
+}

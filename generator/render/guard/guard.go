@@ -31,11 +31,16 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
+// The queue labels the policies read are the backends' descriptors'
+// (gpu.Describe), the one place they are written.
+var (
+	KueueQueueLabel = gpu.Describe(gpu.Kueue).QueueLabel
+	KAIQueueLabel   = gpu.Describe(gpu.KAI).QueueLabel
+)
+
 // Names and labels the policies read; Kueue's are Kueue's own constants.
 const (
-	KueueQueueLabel    = constants.QueueLabel
 	KueuePriorityLabel = constants.WorkloadPriorityClassLabel
-	KAIQueueLabel      = "kai.scheduler/queue"
 	KAIScheduler       = "kai-scheduler"
 	// DefaultQueueName is the LocalQueue Kueue gives to Jobs that name
 	// none, when guardrails.default_queue renders it.

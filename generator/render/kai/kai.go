@@ -23,14 +23,18 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// Names and labels KAI reads.
-const (
-	QueueAPIVersion = "scheduling.run.ai/v2"
+// The Queue's API and the label naming a workload's queue are KAI's
+// descriptor's (gpu.Describe), the one place they are written.
+var (
+	QueueAPIVersion = gpu.Describe(gpu.KAI).QueueAPIVersion("")
 	// QueueLabel names a workload's queue. KAI reads it on the pod or its
 	// top owner only (the podgrouper's DefaultGrouper.CalcPodGroupQueue);
 	// on a team Namespace it routes nothing and records the namespace's
 	// queue for people and admission policies.
-	QueueLabel = "kai.scheduler/queue"
+	QueueLabel = gpu.Describe(gpu.KAI).QueueLabel
+)
+
+const (
 	// maxUserPriority is the highest value Kubernetes accepts for a
 	// PriorityClass that is not a system one.
 	maxUserPriority = 1_000_000_000
@@ -154,7 +158,7 @@ func queueResources(quota, limit, weight int64) QueueResources {
 
 func queue(p *plan.Agreement, name, parent, team string, resources QueueResources) *Queue {
 	return &Queue{
-		TypeMeta:   metav1.TypeMeta{APIVersion: QueueAPIVersion, Kind: "Queue"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: QueueAPIVersion, Kind: gpu.Describe(gpu.KAI).QueueKind},
 		ObjectMeta: render.Meta(p.Name, team, name, ""),
 		Spec:       QueueSpec{ParentQueue: parent, Resources: resources},
 	}

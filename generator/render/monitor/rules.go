@@ -187,7 +187,7 @@ func Rule(p *plan.Agreement, m *chargeback.Model) *monitoringv1.PrometheusRule {
 			Annotations: map[string]string{
 				"summary":     "Team {{ $labels.team }} uses more {{ $labels.flavor }} GPUs than guaranteed + borrow",
 				"description": "Team {{ $labels.team }} uses {{ $value }} {{ $labels.flavor }} GPUs, more than the agreement allows: something bypassed the scheduler.",
-				"runbook": "1. List GPU pods in the team's namespaces that the scheduler did not admit (no kueue.x-k8s.io/queue-name label, or schedulerName not kai-scheduler). " +
+				"runbook": "1. List GPU pods in the team's namespaces that the scheduler did not admit (no " + gpu.Describe(gpu.Kueue).QueueLabel + " label, or schedulerName not kai-scheduler). " +
 					"2. Check that tenancy's admission policies are installed ([guardrails] queue_admission). " +
 					"3. Check the rendered quotas match the agreement (tenancy diff).",
 			},

@@ -37,7 +37,7 @@ const VMQuotaName = "tenancy-virtualmachines"
 // Family renders the team Namespaces and VirtualMachine quotas.
 type Family struct {
 	// QueueLabel, when not empty, is a label the backend reads the team's
-	// queue from on its Namespaces (KAI's kai.scheduler/queue); its value is
+	// queue from on its Namespaces (KAI's descriptor's, gpu.Describe); its value is
 	// the team's name.
 	QueueLabel string
 }

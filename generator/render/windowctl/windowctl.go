@@ -26,12 +26,15 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
 const (
 	// Image is the controller's image: the Argo CD plugin's
-	// (argocd/Dockerfile), whose entrypoint is the tenancy binary.
-	Image = "ghcr.io/tenancy-dev/tenancy-argocd:v0.1.0"
+	// (argocd/Dockerfile), whose entrypoint is the tenancy binary, at the
+	// binary's own release, so the controller runs the tenancy that
+	// rendered it.
+	Image = "ghcr.io/tenancy-dev/tenancy-argocd:" + version.Version
 	// Namespace holds the controller, its Lease and its agreement.
 	Namespace = "tenancy-system"
 	// FieldManager is the server-side apply field manager of the
@@ -113,10 +116,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		m.Labels["app.kubernetes.io/name"] = "tenancy-windows"
 		return m
 	}
-	group, resourceName := "kueue.x-k8s.io", "clusterqueues"
-	if r.Backend == gpu.KAI {
-		group, resourceName = "scheduling.run.ai", "queues"
-	}
+	queues := gpu.Describe(r.Backend)
 	sum := sha256.Sum256(p.Source)
 	backendArgs := []string{"windows", "--agreement=/etc/tenancy/" + AgreementKey, "--backend=" + string(r.Backend)}
 	if r.Backend != gpu.KAI {
@@ -145,7 +145,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		Rules: []rbacv1.PolicyRule{
 			// Only the queues of teams with windows; get and patch (apply)
 			// are what the controller calls.
-			{APIGroups: []string{group}, Resources: []string{resourceName}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
 			// Events about a cluster-scoped queue are recorded in the
 			// default namespace, so creating them is cluster-wide.
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

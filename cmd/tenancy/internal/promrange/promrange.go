@@ -1,4 +1,10 @@
-package main
+// Package promrange is the one piece of tenancy report that talks to
+// Prometheus: query_range over any range, in chunks Prometheus accepts, each
+// series handed back whole for the chargeback model (generator/chargeback),
+// which computes the statement from series alone. The HTTP API itself (POST
+// with a GET fallback, the response envelope, error types) is
+// client_golang's.
+package promrange
 
 import (
 	"context"
@@ -16,24 +22,24 @@ import (
 	statement "github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
-// promClient is what tenancy report needs of Prometheus: query_range, in
-// chunks Prometheus accepts. The HTTP API itself (POST with a GET fallback,
-// the response envelope, error types) is client_golang's.
-type promClient struct {
+// Client runs range queries against one Prometheus.
+type Client struct {
 	base string
 	api  promv1.API
 }
 
-// maxPoints is the most points Prometheus returns per series in one
+// MaxPoints is the most points Prometheus returns per series in one
 // query_range (it refuses more than 11,000); longer ranges are split.
-const maxPoints = 10000
+const MaxPoints = 10000
 
 // maxResponseSize caps one response body: a statement's series over 10,000
 // steps are a few MiB, so anything near this is not a Prometheus answering
 // the query asked.
 const maxResponseSize = 1 << 30
 
-func newPromClient(raw string) (*promClient, error) {
+// New returns a client of the Prometheus at raw, an http(s) base URL; the
+// error names --prometheus, the flag that gives it.
+func New(raw string) (*Client, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--prometheus %q: want an http(s) URL such as http://prometheus.monitoring:9090", raw)
@@ -45,15 +51,15 @@ func newPromClient(raw string) (*promClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %v", raw, err)
 	}
-	return &promClient{base: u.String(), api: promv1.NewAPI(c)}, nil
+	return &Client{base: u.String(), api: promv1.NewAPI(c)}, nil
 }
 
-// queryRange runs one query_range over [from, to) at step, in chunks of at
-// most maxPoints steps, calling progress after each chunk.
-func (c *promClient) queryRange(ctx context.Context, q statement.Query, from, to time.Time, step time.Duration, progress func()) ([]statement.Series, error) {
+// QueryRange runs one query_range over [from, to) at step, in chunks of at
+// most MaxPoints steps, calling progress after each chunk.
+func (c *Client) QueryRange(ctx context.Context, q statement.Query, from, to time.Time, step time.Duration, progress func()) ([]statement.Series, error) {
 	bySig := map[string]*statement.Series{}
 	var order []string
-	chunk := step * maxPoints
+	chunk := step * MaxPoints
 	for start := from; start.Before(to); start = start.Add(chunk) {
 		// query_range includes its end; the last step before the next
 		// chunk's start is start+chunk-step.
@@ -97,7 +103,7 @@ func (c *promClient) queryRange(ctx context.Context, q statement.Query, from, to
 
 // explain words a failed query for the person who ran the report: the
 // server, and the query or what came back instead of an API response.
-func (c *promClient) explain(q statement.Query, err error) error {
+func (c *Client) explain(q statement.Query, err error) error {
 	var apiErr *promv1.Error
 	if !errors.As(err, &apiErr) {
 		return fmt.Errorf("prometheus %s: %w", c.base, err)
