@@ -18,6 +18,11 @@ import (
 	_ "time/tzdata" // the image has no /usr/share/zoneinfo
 )
 
+// ControllerNamespace holds the windows controller that applies the
+// windows at their edges (render/windowctl renders it there), so validation
+// keeps it from any team.
+const ControllerNamespace = "tenancy-system"
+
 // DefaultZone is the zone of a window that names none.
 const DefaultZone = "UTC"
 

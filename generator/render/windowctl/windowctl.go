@@ -26,14 +26,16 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/windows"
 )
 
 const (
 	// Image is the controller's image: the Argo CD plugin's
 	// (argocd/Dockerfile), whose entrypoint is the tenancy binary.
 	Image = "ghcr.io/tenancy-dev/tenancy-argocd:v0.1.0"
-	// Namespace holds the controller, its Lease and its agreement.
-	Namespace = "tenancy-system"
+	// Namespace holds the controller, its Lease and its agreement; no
+	// team may have it (package validate refuses it).
+	Namespace = windows.ControllerNamespace
 	// FieldManager is the server-side apply field manager of the
 	// controller: Argo CD's ignoreDifferences names it.
 	FieldManager = "tenancy-windows"
