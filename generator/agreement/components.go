@@ -9,18 +9,6 @@ import (
 // componentKeys are the keys of the [components] table.
 var componentKeys = []string{"kueue_namespace", "kai_namespace", "kai_reservation_namespace", "argocd_namespace"}
 
-// Namespaces of the components an agreement relies on, as their upstream
-// manifests install them: Kueue's config/default, KAI Scheduler's Helm chart
-// (v0.17.0: the scheduler's release namespace, and
-// global.resourceReservation.namespace for the pods that reserve GPUs), and
-// Argo CD's install.yaml.
-const (
-	DefaultKueueNamespace          = "kueue-system"
-	DefaultKAINamespace            = "kai-scheduler"
-	DefaultKAIReservationNamespace = "kai-resource-reservation"
-	DefaultArgoCDNamespace         = "argocd"
-)
-
 // Components is the [components] table: the namespaces where this cluster
 // runs the components the agreement relies on, so that none of them is
 // handed to a team. Absent keys hold the upstream defaults (state
@@ -46,31 +34,46 @@ func (c *Components) Namespaces() []Str {
 	return []Str{c.KueueNamespace, c.KAINamespace, c.KAIReservationNamespace, c.ArgoCDNamespace}
 }
 
-// components decodes the [components] table; absent, it is all defaults.
-func (d *decoder) components(v *load.Value) *Components {
-	path := field.NewPath("components")
-	c := &Components{Pos: Pos{Line: 1, Column: 1}, Path: path}
-	t := &load.Fields{}
-	if tv := d.table(v, path); tv != nil {
-		c.Pos, t = tv.KeyPos, tv.Table
-		d.unknown(t, path, componentKeys)
+// component is one key of [components]: the field it fills and its default.
+type component struct {
+	key, upstream string
+	ns            *Str
+}
+
+// keys pairs each key of componentKeys with its field and its default, the
+// namespace the component's upstream manifests install it in: Kueue's
+// config/default, KAI Scheduler's Helm chart (v0.17.0: the release
+// namespace, and global.resourceReservation.namespace for the pods that
+// reserve GPUs), and Argo CD's install.yaml.
+func (c *Components) keys() []component {
+	return []component{
+		{"kueue_namespace", "kueue-system", &c.KueueNamespace},
+		{"kai_namespace", "kai-scheduler", &c.KAINamespace},
+		{"kai_reservation_namespace", "kai-resource-reservation", &c.KAIReservationNamespace},
+		{"argocd_namespace", "argocd", &c.ArgoCDNamespace},
 	}
-	c.KueueNamespace = d.str(t.Get("kueue_namespace"), path.Child("kueue_namespace"))
-	c.KAINamespace = d.str(t.Get("kai_namespace"), path.Child("kai_namespace"))
-	c.KAIReservationNamespace = d.str(t.Get("kai_reservation_namespace"), path.Child("kai_reservation_namespace"))
-	c.ArgoCDNamespace = d.str(t.Get("argocd_namespace"), path.Child("argocd_namespace"))
+}
+
+// components decodes the [components] table; absent, it is all defaults
+// (at the file's start, where a problem with a default is reported).
+func (d *decoder) components(v *load.Value) *Components {
+	c := &Components{Pos: Pos{Line: 1, Column: 1}, Path: field.NewPath("components")}
+	t := &load.Fields{}
+	if tv := d.table(v, c.Path); tv != nil {
+		c.Pos, t = tv.KeyPos, tv.Table
+		d.unknown(t, c.Path, componentKeys)
+	}
+	for _, k := range c.keys() {
+		*k.ns = d.str(t.Get(k.key), c.Path.Child(k.key))
+	}
 	return c
 }
 
 // defaultComponents fills the absent keys with the upstream namespaces.
 func defaultComponents(c *Components) {
-	str := func(s *Str, value string) {
-		if s.State == Unset {
-			*s = Str{Value: value, State: Defaulted, Pos: c.Pos, Path: s.Path}
+	for _, k := range c.keys() {
+		if k.ns.State == Unset {
+			*k.ns = Str{Value: k.upstream, State: Defaulted, Pos: c.Pos, Path: k.ns.Path}
 		}
 	}
-	str(&c.KueueNamespace, DefaultKueueNamespace)
-	str(&c.KAINamespace, DefaultKAINamespace)
-	str(&c.KAIReservationNamespace, DefaultKAIReservationNamespace)
-	str(&c.ArgoCDNamespace, DefaultArgoCDNamespace)
 }
