@@ -86,6 +86,8 @@ func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, 
 	return p, diags.Warnings(), nil
 }
 
+// renderSource renders an agreement for opts: build with the backend's
+// families. Each step runs once; check runs the same and drops the output.
 func renderSource(src Source, opts Options) (*Result, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
@@ -147,6 +149,9 @@ func build(src Source, fams []render.Family) (*Result, error) {
 // miss. It points at the team the second object belongs to (its team
 // label), else at the pool's name, which every object carries.
 func duplicates(p *plan.Agreement, dups []encode.Duplicate) diag.List {
+	if len(dups) == 0 {
+		return nil
+	}
 	r := &diag.Reporter{File: p.File}
 	for _, d := range dups {
 		o := p.NameOrigin
