@@ -73,11 +73,19 @@ func verdict(t *testing.T, warnings []generator.Diagnostic, err error) (failed b
 
 // TestCheckIsRenderWithoutOutput: for every agreement of the repository and
 // every fixture, and each backend, Check and Render give the same verdict and
-// the same diagnostics, so CI running tenancy check fails exactly when the
-// Argo CD sync would.
+// the same diagnostics (severity, type, position, field path and message),
+// so CI running tenancy check fails exactly when the Argo CD sync would; the
+// fixtures of generator/testdata/check give the diagnostics wantDiagnostics
+// spells out.
 func TestCheckIsRenderWithoutOutput(t *testing.T) {
 	invalid := map[string]int{}
-	for path, src := range repositoryAgreements(t) {
+	agreements := repositoryAgreements(t)
+	for path := range wantDiagnostics {
+		if _, ok := agreements[path]; !ok {
+			t.Errorf("wantDiagnostics names %s, which is not a fixture", path)
+		}
+	}
+	for path, src := range agreements {
 		for name, opts := range checkOptions {
 			t.Run(path+"/"+name, func(t *testing.T) {
 				_, cw, cerr := generator.Check(src, opts)
@@ -94,6 +102,11 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 				if diff := cmp.Diff(renderDiags, checkDiags); diff != "" {
 					t.Errorf("diagnostics (-render,+check):\n%s", diff)
 				}
+				if want, ok := expected(t, path, name); ok {
+					if diff := cmp.Diff(want, checkDiags); diff != "" {
+						t.Errorf("Check's diagnostics (-want,+got):\n%s", diff)
+					}
+				}
 				if checkFailed {
 					invalid[name]++
 				}
@@ -107,6 +120,34 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 			t.Errorf("%s: only %d invalid agreements among the fixtures, want the broken ones", name, invalid[name])
 		}
 	}
+}
+
+// expected returns wantDiagnostics' diagnostics of the fixture at path for
+// the option set name, with the fixture's path as the file, and whether
+// there are any. Every fixture under generator/testdata/check has them: the
+// directory holds the cases whose message and position are the point.
+func expected(t *testing.T, path, name string) ([]string, bool) {
+	t.Helper()
+	byBackend, ok := wantDiagnostics[path]
+	if !ok {
+		if strings.HasPrefix(path, "generator/testdata/check/") {
+			t.Fatalf("%s has no entry in wantDiagnostics: say what Check must report of it", path)
+		}
+		return nil, false
+	}
+	backend := "kueue"
+	if checkOptions[name].Backend == generator.KAI {
+		backend = "kai"
+	}
+	want := byBackend[backend]
+	if backend == "kai" && len(want) == 1 && want[0] == sameAsKueue[0] {
+		want = byBackend["kueue"]
+	}
+	var out []string
+	for _, w := range want {
+		out = append(out, strings.Replace(w, " tenancy.toml:", " "+path+":", 1))
+	}
+	return out, true
 }
 
 // TestCheckRefusesWhatKAIRefuses is the case that made check and render

@@ -8,7 +8,8 @@
 // origin of every value) → the backend's families (render.Family, the same
 // contract for all: Check, located diagnostics from the plan's origins;
 // Render, objects) → encode (sorted, canonical, byte-stable). Check is
-// Render without the output: it runs exactly the checks Render runs.
+// Render without the output: it runs every step Render runs and drops the
+// manifests.
 package generator
 
 import (
@@ -100,12 +101,13 @@ func Render(src Source, opts Options) (*Result, error) {
 	return renderSource(src, opts)
 }
 
-// Check is Render without the output: it parses, validates and plans an
-// agreement and runs every check Render runs for opts' backend (the
-// agreement's own rules and each of the backend's families'), so an
-// agreement Check accepts renders, and one it refuses fails Render with the
-// same diagnostics. It returns the plan and the warnings, or an
-// *AgreementError; bad options wrap ErrOptions.
+// Check is Render without the output: it runs every step Render runs for
+// opts' backend (the agreement's own rules, each of the backend's families'
+// checks and renders, the stream's order and YAML) and keeps the plan and
+// the warnings, so an agreement Check accepts renders, and one it refuses
+// fails Render with the same diagnostics: two objects of one identity and
+// an agreement that renders nothing included. It returns the plan and the
+// warnings, or an *AgreementError; bad options wrap ErrOptions.
 func Check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 	return check(src, opts)
 }

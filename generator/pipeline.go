@@ -29,9 +29,9 @@ const defaultName = "tenancy.toml"
 // contract on the plan (render.Family): the scheduler's objects, the team
 // Namespaces (with the backend's queue label), the guardrails for that
 // scheduler, and the monitoring rules and dashboard (which render nothing
-// unless [monitoring] enables them). Check runs every family's Check; Render
-// runs the same, then every family's Render. A later family (departments)
-// is one more entry.
+// unless [monitoring] enables them). Render runs every family's Check, then
+// every family's Render; Check runs the same and drops the output. A later
+// family (departments) is one more entry.
 func families(opts Options) []render.Family {
 	switch opts.Backend {
 	case KAI:
@@ -50,16 +50,15 @@ func namespacesFamily(b Backend) namespaces.Family {
 	return namespaces.Family{}
 }
 
+// check is render without the output: the whole rendering (build), its
+// YAML included, with the plan and the warnings kept and the rest dropped,
+// so whatever render refuses, check refuses, with the same diagnostics.
 func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
-	opts, err := opts.Normalize()
+	res, err := renderSource(src, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, warnings, err := checkSource(src, families(opts))
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, warnings, nil
+	return res.Plan, res.Warnings, nil
 }
 
 // checkSource loads, decodes, validates and plans an agreement, and runs the
@@ -96,35 +95,98 @@ func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, 
 	return p, diags.Warnings(), nil
 }
 
+// renderSource renders an agreement for opts: build with the backend's
+// families. Each step runs once; check runs the same and drops the output.
 func renderSource(src Source, opts Options) (*Result, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	fams := families(opts)
+	return build(src, families(opts))
+}
+
+// build renders an agreement with the families fams: the checks
+// (checkSource), every family's Render, the stream's order, where two
+// objects of one identity are found, and the YAML. What any step refuses is
+// an *AgreementError listing every problem and every warning, the renderer's
+// own failures included, so check (which runs build too) and render give
+// one verdict.
+func build(src Source, fams []render.Family) (*Result, error) {
 	p, warnings, err := checkSource(src, fams)
 	if err != nil {
 		return nil, err
 	}
 	var objs []render.Object
+	var errs diag.List
 	for _, r := range fams {
 		o, diags := r.Render(p)
 		warnings = append(warnings, diags.Warnings()...)
-		if errs := diags.Errors(); len(errs) > 0 {
-			all := append(errs, warnings...)
-			all.Sort()
-			return nil, &AgreementError{Diagnostics: all}
-		}
+		errs = append(errs, diags.Errors()...)
 		objs = append(objs, o...)
 	}
-	warnings.Sort()
-	if len(objs) == 0 {
+	if len(errs) == 0 && len(objs) == 0 {
 		// Empty output would let Argo CD prune every queue it manages.
-		return nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, Type: field.ErrorTypeRequired, File: p.File, Message: "the agreement renders no objects"}}}
+		errs = diag.List{{Severity: diag.Error, Type: field.ErrorTypeRequired, File: p.File, Message: "the agreement renders no objects"}}
 	}
-	encoded, stream, err := encode.Encode(objs)
-	if err != nil {
-		return nil, err
+	var res *Result
+	if len(errs) == 0 {
+		ordered, dups := encode.Order(objs)
+		errs = duplicates(p, dups)
+		if len(errs) == 0 {
+			encoded, stream, err := encode.Write(ordered)
+			if err != nil {
+				errs = diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "encode: " + err.Error()}}
+			}
+			res = &Result{Plan: p, Objects: encoded, Manifests: stream}
+		}
 	}
-	return &Result{Plan: p, Objects: encoded, Manifests: stream, Warnings: warnings}, nil
+	warnings.Sort()
+	if len(errs) > 0 {
+		all := append(errs, warnings...)
+		all.Sort()
+		return nil, &AgreementError{Diagnostics: all}
+	}
+	res.Warnings = warnings
+	return res, nil
+}
+
+// duplicates reports each pair of rendered objects that share an identity.
+// Validation and the families' checks refuse every agreement known to
+// render such a pair, at the key that causes it (a team namespace that is
+// the windows controller's, a team named like the default LocalQueue), so
+// this is the backstop that keeps check's verdict render's for any they
+// miss. It points at the team the second object belongs to (its team
+// label), else at the pool's name, which every object carries.
+func duplicates(p *plan.Agreement, dups []encode.Duplicate) diag.List {
+	if len(dups) == 0 {
+		return nil
+	}
+	r := &diag.Reporter{File: p.File}
+	for _, d := range dups {
+		o := p.NameOrigin
+		for _, obj := range []render.Object{d.Second, d.First} {
+			if t := teamOf(p, obj); t != nil {
+				o = t.Origin
+				break
+			}
+		}
+		r.Errorf(field.ErrorTypeDuplicate, o.Pos, o.Path, "the agreement renders two objects that are both %s: the API server holds one object per name, so one would overwrite the other", d.Identity())
+	}
+	return r.List
+}
+
+// teamOf returns the team an object is labelled with, or nil.
+func teamOf(p *plan.Agreement, o render.Object) *plan.Team {
+	meta, _ := o.Fields["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	name, _ := labels[render.TeamLabel].(string)
+	if name == "" {
+		return nil
+	}
+	for i := range p.Teams {
+		if p.Teams[i].Name == name {
+			return &p.Teams[i]
+		}
+	}
+	return nil
 }

@@ -91,3 +91,55 @@ func TestArgoCDReportsWhatRenderReports(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRefusesAtTheKey: the two agreements issue 28 found tenancy check
+// passing and render refusing with no position (a team namespace that is
+// the windows controller's, in an agreement with windows; a team named
+// default with the default LocalQueue on) make check exit 1 with the key's
+// file:line:col on stderr and nothing on stdout, as render does.
+func TestCheckRefusesAtTheKey(t *testing.T) {
+	tests := map[string]struct {
+		fixture string
+		errors  []string // the error lines of stderr, warnings aside
+	}{
+		"a team namespace that is the windows controller's": {
+			fixture: "windows-controller-namespace.toml",
+			errors: []string{
+				`tenancy.toml:11:15: teams.platform.namespaces[0]: namespace "tenancy-system" is where tenancy runs the lending windows' controller (rendered as soon as a team has a window) and cannot be given to a team: the team's Namespace and the controller's would be one object`,
+				`tenancy: tenancy.toml is invalid: 1 error(s)`,
+			},
+		},
+		"a team named default with the default LocalQueue on": {
+			fixture: "default-team-default-queue.toml",
+			errors: []string{
+				`tenancy.toml:14:8: teams.default: kueue: team "default" has the name of the LocalQueue that guardrails.default_queue (line 12) puts in every team namespace: the team's own LocalQueue and the default one would be one object; rename the team, or turn default_queue off`,
+				`tenancy.toml:14:8: teams.default: namespace "default" is the cluster's default namespace and cannot be given to a team: tenancy would label it with the guardrails' Pod Security levels and Argo CD prune options, and put the team's quotas and network policy on everything that runs there without a namespace of its own; give the team a namespace of its own`,
+				`tenancy: tenancy.toml is invalid: 2 error(s)`,
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "..", "generator", "testdata", "check", tc.fixture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := map[string]string{"tenancy.toml": string(data)}
+			for _, args := range [][]string{{"check"}, {"check", "--backend", "kueue"}, {"render"}} {
+				_, out, stderr, code := runInTempDir(t, files, args...)
+				if code != exitFailure || out != "" {
+					t.Errorf("%s: exit %d, stdout %q; want 1 and nothing", strings.Join(args, " "), code, out)
+				}
+				var got []string
+				for line := range strings.Lines(stderr) {
+					if !strings.Contains(line, ": warning: ") {
+						got = append(got, strings.TrimSuffix(line, "\n"))
+					}
+				}
+				if diff := cmp.Diff(tc.errors, got); diff != "" {
+					t.Errorf("%s: stderr's errors (-want,+got):\n%s", strings.Join(args, " "), diff)
+				}
+			}
+		})
+	}
+}

@@ -110,6 +110,7 @@ func TestInitAgreementKeysAreTheFormats(t *testing.T) {
 		"topology":   sub(doc, "topology"),
 		"guardrail":  sub(doc, "guardrails"),
 		"monitoring": sub(doc, "monitoring"),
+		"component":  sub(doc, "components"),
 		"window":     firstWindow(sub(doc, "teams")),
 	}
 	keys := agreement.TableKeys()

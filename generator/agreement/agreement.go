@@ -65,6 +65,7 @@ type Agreement struct {
 	Topology    *Topology
 	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
 	Monitoring  *Monitoring // nil without [monitoring]
+	Components  *Components // never nil after Decode: absent means the upstream namespaces
 }
 
 // Flavor is a [flavors.NAME] table.

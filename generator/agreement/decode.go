@@ -15,7 +15,7 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring"}
+	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components"}
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
@@ -69,6 +69,7 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 	}
 	a.Guardrails = d.guardrails(t.Get("guardrails"))
 	a.Monitoring = d.monitoring(t.Get("monitoring"))
+	a.Components = d.components(t.Get("components"))
 	defaults(a)
 	return a, d.r.List
 }

@@ -1,6 +1,7 @@
 package agreement_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -357,8 +358,8 @@ levels = ["kubernetes.io/hostname"]
 		},
 	}
 	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor", "Retiring"),
-		// TestDecodeGuardrails covers the [guardrails] table.
-		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails")); diff != "" {
+		// TestDecodeGuardrails and TestDecodeComponents cover those tables.
+		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails", "Components")); diff != "" {
 		t.Errorf("Decode (-want,+got):\n%s", diff)
 	}
 	// ByFlavor resolves the shorthand to the one flavor, and points at the
@@ -422,6 +423,59 @@ func TestDecodeGuardrails(t *testing.T) {
 				t.Errorf("guardrails (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDecodeComponents: an absent [components] table is the upstream
+// namespaces, Defaulted at the file's start; a written key is Set at its
+// value, the others Defaulted at the table.
+func TestDecodeComponents(t *testing.T) {
+	base := "version = 1\nname = \"p\"\n"
+	type ns struct {
+		Value string
+		State agreement.State
+		Pos   agreement.Pos
+	}
+	tests := map[string]struct {
+		src  string
+		want []ns
+	}{
+		"absent: the upstream namespaces": {
+			src: base,
+			want: []ns{
+				{"kueue-system", agreement.Defaulted, agreement.Pos{Line: 1, Column: 1}},
+				{"kai-scheduler", agreement.Defaulted, agreement.Pos{Line: 1, Column: 1}},
+				{"kai-resource-reservation", agreement.Defaulted, agreement.Pos{Line: 1, Column: 1}},
+				{"argocd", agreement.Defaulted, agreement.Pos{Line: 1, Column: 1}},
+			},
+		},
+		"a cluster that installed Kueue and Argo CD elsewhere": {
+			src: base + "[components]\nkueue_namespace = \"kueue\"\nargocd_namespace = \"gitops\"\n",
+			want: []ns{
+				{"kueue", agreement.Set, agreement.Pos{Line: 4, Column: 19}},
+				{"kai-scheduler", agreement.Defaulted, agreement.Pos{Line: 3, Column: 2}},
+				{"kai-resource-reservation", agreement.Defaulted, agreement.Pos{Line: 3, Column: 2}},
+				{"gitops", agreement.Set, agreement.Pos{Line: 5, Column: 20}},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			a, diags := decodeSource(t, tc.src)
+			if len(diags) > 0 {
+				t.Fatalf("Decode: %s", diags)
+			}
+			var got []ns
+			for _, s := range a.Components.Namespaces() {
+				got = append(got, ns{s.Value, s.State, s.Pos})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("components (-want,+got):\n%s", diff)
+			}
+		})
+	}
+	if _, diags := decodeSource(t, base+"[components]\nkeuue_namespace = \"kueue\"\n"); len(diags) != 1 || !strings.Contains(diags[0].Message, `did you mean "kueue_namespace"`) {
+		t.Errorf("a misspelt key: %v, want one unknown-key error with a suggestion", diags)
 	}
 }
 

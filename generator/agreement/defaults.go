@@ -10,6 +10,9 @@ func defaults(a *Agreement) {
 		defaultGuardrails(a.Guardrails)
 	}
 	defaultMonitoring(a.Monitoring)
+	if a.Components != nil {
+		defaultComponents(a.Components)
+	}
 	defaultPriorities(a)
 	for _, f := range a.Flavors {
 		if f.Resource.State == Unset {

@@ -14,6 +14,7 @@ var Schema []byte
 // TableKeys returns the keys each table of the format accepts, by table:
 // "root", "flavor", "toleration", "team", "department", "quota", "topology",
 // "priority" (a priority written as a table), "guardrail", "monitoring",
+// "component" ([components]),
 // "window" and "windowQuota";
 // each is the list NAMEKeys the decoder checks the table's keys against. It
 // exists so a test can hold Schema to the keys the decoder actually reads
@@ -31,6 +32,7 @@ func TableKeys() map[string][]string {
 		"priority":    clone(priorityKeys),
 		"guardrail":   clone(guardrailKeys),
 		"monitoring":  clone(monitoringKeys),
+		"component":   clone(componentKeys),
 		"window":      clone(windowKeys),
 		"windowQuota": clone(windowQuotaKeys),
 	}

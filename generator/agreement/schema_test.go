@@ -94,6 +94,7 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		"priority":    child(t, root, root, "definitions", "priorityTable"),
 		"guardrail":   child(t, root, root, "properties", "guardrails"),
 		"monitoring":  child(t, root, root, "properties", "monitoring"),
+		"component":   child(t, root, root, "properties", "components"),
 		"window":      child(t, root, team, "properties", "windows", "items"),
 		"windowQuota": onlyPattern(t, root, child(t, root, team, "properties", "windows", "items", "properties", "flavors")),
 	}

@@ -78,9 +78,39 @@ func rankOf(kind string) int {
 	return r
 }
 
+// Duplicate is two rendered objects with one identity (apiVersion, kind,
+// namespace and name): the API server holds one object per identity, so
+// applying the stream would have the second overwrite the first.
+type Duplicate struct {
+	First, Second render.Object
+}
+
+func (d Duplicate) Error() string { return "two objects are both " + d.Identity() }
+
+// Identity names the objects' kind, namespace and name, as in
+// "LocalQueue ml/default" or "Namespace /tenancy-system".
+func (d Duplicate) Identity() string {
+	return d.Second.Kind() + " " + d.Second.Namespace() + "/" + d.Second.Name()
+}
+
 // Encode orders objects, writes each one's YAML, and returns them with the
-// whole stream. Two objects with the same identity are an error.
+// whole stream. Two objects with the same identity are an error (the first
+// Duplicate). It is Order, then Write.
 func Encode(objs []render.Object) ([]render.Object, []byte, error) {
+	ordered, dups := Order(objs)
+	if len(dups) > 0 {
+		return nil, nil, dups[0]
+	}
+	return Write(ordered)
+}
+
+// Order returns objects in the stream's order (kindRank, then kind,
+// namespace and name; KAI Queues in the backend's order), and every object
+// whose identity an earlier one already has, each with that earlier one.
+// It writes nothing: tenancy check orders a rendering to find what render
+// would refuse, and render writes what it ordered, so neither does the
+// work twice.
+func Order(objs []render.Object) ([]render.Object, []Duplicate) {
 	type keyed struct {
 		render.Object
 		apiVersion, kind, namespace, name string
@@ -106,26 +136,38 @@ func Encode(objs []render.Object) ([]render.Object, []byte, error) {
 		}
 		return a.name < b.name
 	})
+	out := make([]render.Object, len(sorted))
+	var dups []Duplicate
+	seen := make(map[string]int, len(sorted)) // identity → index in out
+	for i, o := range sorted {
+		out[i] = o.Object
+		id := o.apiVersion + "/" + o.kind + "/" + o.namespace + "/" + o.name
+		if first, ok := seen[id]; ok {
+			dups = append(dups, Duplicate{First: out[first], Second: o.Object})
+			continue
+		}
+		seen[id] = i
+	}
+	return out, dups
+}
 
-	out := make([]render.Object, 0, len(sorted))
+// Write writes the YAML of objects Order has ordered (and found no
+// Duplicate among): it sets each object's YAML in place and returns the
+// objects and the stream.
+func Write(ordered []render.Object) ([]render.Object, []byte, error) {
+	out := ordered
 	var scratch bytes.Buffer // each object is written here, then copied once to its own slice
 	size := 0
-	seen := make(map[string]bool, len(sorted))
-	for _, o := range sorted {
-		id := o.apiVersion + "/" + o.kind + "/" + o.namespace + "/" + o.name
-		if seen[id] {
-			return nil, nil, fmt.Errorf("two objects are both %s %s/%s", o.kind, o.namespace, o.name)
-		}
-		seen[id] = true
+	for i := range out {
+		o := &out[i]
 		scratch.Reset()
 		w := writer{Buffer: &scratch}
 		w.writeMap(o.Fields, 0)
 		if w.err != nil {
-			return nil, nil, fmt.Errorf("encode %s %s: %w", o.kind, o.name, w.err)
+			return nil, nil, fmt.Errorf("encode %s %s: %w", o.Kind(), o.Name(), w.err)
 		}
 		o.YAML = bytes.Clone(scratch.Bytes())
 		size += len(o.YAML)
-		out = append(out, o.Object)
 	}
 	// The stream is allocated once at its exact size: growing a buffer of
 	// many megabytes copies and faults in twice the memory.

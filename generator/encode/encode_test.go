@@ -370,6 +370,36 @@ func TestDuplicateObjectIsAnError(t *testing.T) {
 	}
 }
 
+// TestOrderFindsEveryDuplicate: Order reports each object whose identity an
+// earlier one has, with that one, so check can report them all at once;
+// objects of one name but another kind or namespace are not duplicates.
+func TestOrderFindsEveryDuplicate(t *testing.T) {
+	objs := []render.Object{
+		object("Namespace", "", "a", map[string]any{"n": int64(1)}),
+		object("LocalQueue", "a", "default", nil),
+		object("Namespace", "", "a", map[string]any{"n": int64(2)}),
+		object("LocalQueue", "a", "default", nil),
+		object("LocalQueue", "b", "default", nil),
+		object("ClusterQueue", "", "default", nil),
+	}
+	ordered, dups := encode.Order(objs)
+	if len(ordered) != len(objs) {
+		t.Errorf("Order returned %d objects, want all %d", len(ordered), len(objs))
+	}
+	var got []string
+	for _, d := range dups {
+		got = append(got, d.Error())
+	}
+	want := []string{"two objects are both Namespace /a", "two objects are both LocalQueue a/default"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("duplicates (-want,+got):\n%s", diff)
+	}
+	// The first of a pair is the one rendered first (the sort is stable).
+	if n, _ := dups[0].First.Fields["spec"].(map[string]any)["n"].(int64); n != 1 {
+		t.Errorf("First of the Namespace pair has n = %d, want the one rendered first", n)
+	}
+}
+
 // FuzzStringRoundTrip: any valid UTF-8 string, written as a value, a key and
 // a list item, reads back as itself with both YAML readers, whichever form
 // (plain, quoted, literal block) the writer chose.

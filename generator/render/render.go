@@ -6,9 +6,9 @@
 // objects beside one (render/namespaces, render/guard, render/monitor). It
 // reads a plan only, never TOML: its Check returns located diagnostics, their
 // positions taken from the origins the plan keeps for each value, and its
-// Render returns objects. tenancy check runs the Checks of a backend's
-// families and render runs the same Checks, then the Renders, so an agreement
-// that checks clean renders.
+// Render returns objects. render runs the Checks of a backend's families,
+// then the Renders; tenancy check runs the same and drops the output, so an
+// agreement that checks clean renders.
 package render
 
 import (

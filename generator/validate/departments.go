@@ -33,10 +33,7 @@ func (v *validator) departments() {
 				v.errorf(field.ErrorTypeDuplicate, t.Pos, t.Path, "team %q has the name of department %q (line %d): a department and a team cannot share a name (KAI queues are one namespace)", t.Name, d.Name, d.Pos.Line)
 			}
 		}
-		if d.Weight.IsSet() && d.Weight.Value < 0 {
-			v.errorf(field.ErrorTypeInvalid, d.Weight.Pos, d.Weight.Path, "must not be negative, got %d", d.Weight.Value)
-		}
-		v.count(d.Weight)
+		v.weight(d.Weight, "department")
 		v.quotaTables("department", "departments."+diag.TOMLKey(d.Name), v.teamFlavor(nil), d.Shorthand, d.Flavors)
 	}
 

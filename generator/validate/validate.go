@@ -26,10 +26,6 @@ const Version = 1
 // int64 into negative quotas.
 const maxCount = 1 << 53
 
-// reservedNamespaces are managed by Kubernetes itself; rendering a Namespace
-// or a LocalQueue there would fight the control plane.
-var reservedNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
-
 // Validate returns every error and warning of the agreement, sorted by
 // position: the format's own rules, the same for every backend. What a
 // backend refuses or approximates is its family's Check, on the plan.
@@ -45,6 +41,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.topology()
 	v.guardrails()
 	v.monitoring()
+	v.components()
 	v.r.List.Sort()
 	return v.r.List
 }
@@ -152,6 +149,22 @@ func (v *validator) flavors() {
 	}
 }
 
+// weight checks a team's or a department's (who) weight: not negative, and
+// 0 explained. A weight of 0 is a policy a pool may want (work that only
+// ever runs on GPUs nobody else asks for), so it is a warning that says
+// what each backend makes of it, not an error (docs/decisions.md, issue 28
+// item 1).
+func (v *validator) weight(w agreement.Int, who string) {
+	switch {
+	case !w.IsSet():
+	case w.Value < 0:
+		v.errorf(field.ErrorTypeInvalid, w.Pos, w.Path, "must not be negative, got %d", w.Value)
+	case w.Value == 0:
+		v.warnf(field.ErrorTypeInvalid, w.Pos, w.Path, "weight 0 gives the %s no share of the idle GPUs others ask for: KAI (overQuotaWeight 0) gives it none of the surplus and reclaims what it borrows first, and Kueue with fair sharing on ranks it last and preempts it first (with fair sharing off, tenancy's default, Kueue ignores weight); give it a borrow of 0 if it must never borrow, or a weight of 1 for an equal share", who)
+	}
+	v.count(w)
+}
+
 // count reports a count above maxCount; sign rules are the caller's.
 func (v *validator) count(n agreement.Int) {
 	if n.IsSet() && n.Value > maxCount {
@@ -246,6 +259,7 @@ func (v *validator) teams() {
 		return
 	}
 	owner := map[string]string{} // namespace → team that claimed it first
+	reserved := v.reservedNamespaces()
 	for _, t := range v.a.Teams {
 		validName := v.dnsLabel(t.Pos, t.Path, t.Name)
 		for _, ns := range t.Namespaces {
@@ -257,8 +271,8 @@ func (v *validator) teams() {
 			if !v.dnsLabel(ns.Pos, ns.Path, ns.Value) {
 				continue
 			}
-			if reservedNamespaces[ns.Value] {
-				v.errorf(field.ErrorTypeForbidden, ns.Pos, ns.Path, "namespace %q belongs to Kubernetes itself and cannot be given to a team", ns.Value)
+			if why, ok := reserved[ns.Value]; ok {
+				v.errorf(field.ErrorTypeForbidden, ns.Pos, ns.Path, "namespace %q %s", ns.Value, why)
 				continue
 			}
 			if prev, ok := owner[ns.Value]; ok {
@@ -278,10 +292,7 @@ func (v *validator) teams() {
 				v.errorf(field.ErrorTypeNotSupported, t.Reclaim.Pos, t.Reclaim.Path, `must be "preempt" or "wait", got %q`, t.Reclaim.Value)
 			}
 		}
-		if t.Weight.IsSet() && t.Weight.Value < 0 {
-			v.errorf(field.ErrorTypeInvalid, t.Weight.Pos, t.Weight.Path, "must not be negative, got %d", t.Weight.Value)
-		}
-		v.count(t.Weight)
+		v.weight(t.Weight, "team")
 		if t.VMs.IsSet() && t.VMs.Value < 0 {
 			v.errorf(field.ErrorTypeInvalid, t.VMs.Pos, t.VMs.Path, "must not be negative, got %d", t.VMs.Value)
 		}

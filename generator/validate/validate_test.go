@@ -407,6 +407,50 @@ namespaces = ["kube-system", "kube-public", "kube-node-lease", "a"]
 				errAt(7, 8, "teams.kube-system", field.ErrorTypeForbidden),
 			},
 		},
+		"the default namespace, the windows controller's and the components'": {
+			src: header + `[teams.a]
+namespaces = ["default", "tenancy-system", "kueue-system", "kai-scheduler", "kai-resource-reservation", "argocd", "a"]
+[teams.default]
+`,
+			want: diag.List{
+				errAt(6, 15, "teams.a.namespaces[0]", field.ErrorTypeForbidden),
+				errAt(6, 26, "teams.a.namespaces[1]", field.ErrorTypeForbidden),
+				errAt(6, 44, "teams.a.namespaces[2]", field.ErrorTypeForbidden),
+				errAt(6, 60, "teams.a.namespaces[3]", field.ErrorTypeForbidden),
+				errAt(6, 77, "teams.a.namespaces[4]", field.ErrorTypeForbidden),
+				errAt(6, 105, "teams.a.namespaces[5]", field.ErrorTypeForbidden),
+				errAt(7, 8, "teams.default", field.ErrorTypeForbidden),
+			},
+		},
+		"components elsewhere: their namespaces are refused, the upstream names free": {
+			src: header + `[components]
+kueue_namespace = "kueue"
+argocd_namespace = "gitops"
+kai_namespace = "Kai"
+[monitoring]
+namespace = "observability"
+[teams.a]
+namespaces = ["kueue-system", "argocd", "kueue", "gitops", "observability", "kai-scheduler"]
+`,
+			want: diag.List{
+				errAt(8, 17, "components.kai_namespace", field.ErrorTypeInvalid),
+				errAt(12, 41, "teams.a.namespaces[2]", field.ErrorTypeForbidden),
+				errAt(12, 50, "teams.a.namespaces[3]", field.ErrorTypeForbidden),
+				errAt(12, 60, "teams.a.namespaces[4]", field.ErrorTypeForbidden),
+			},
+		},
+		"the monitoring namespace, by default": {
+			src: header + `[monitoring]
+[teams.monitoring]
+`,
+			want: diag.List{errAt(6, 8, "teams.monitoring", field.ErrorTypeForbidden)},
+		},
+		"weight 0 is explained": {
+			src: header + `[teams.a]
+weight = 0
+`,
+			want: diag.List{warnAt(6, 10, "teams.a.weight", field.ErrorTypeInvalid)},
+		},
 		"reclaim, weight and vms": {
 			src: header + `[teams.a]
 reclaim = "never"

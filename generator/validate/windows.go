@@ -54,16 +54,19 @@ func (v *validator) window(t *agreement.Team, w *agreement.Window) (windows.Spec
 			ok = false
 		}
 		seen := map[time.Weekday]bool{}
+		first := map[time.Weekday]string{} // each day as first written
 		for _, s := range w.Days {
 			d, known := windows.ParseDay(s.Value)
 			switch {
 			case !known:
-				v.errorf(field.ErrorTypeNotSupported, s.Pos, s.Path, "unknown day %q: write Mon, Tue, Wed, Thu, Fri, Sat or Sun", s.Value)
+				v.errorf(field.ErrorTypeNotSupported, s.Pos, s.Path, "unknown day %q: write Mon, Tue, Wed, Thu, Fri, Sat or Sun (in any case)", s.Value)
 				ok = false
-			case seen[d]:
+			case seen[d] && first[d] == s.Value:
 				v.errorf(field.ErrorTypeDuplicate, s.Pos, s.Path, "day %q is listed twice", s.Value)
+			case seen[d]:
+				v.errorf(field.ErrorTypeDuplicate, s.Pos, s.Path, "day %q is listed twice (as %q too): day names are read in any case", s.Value, first[d])
 			default:
-				seen[d] = true
+				seen[d], first[d] = true, s.Value
 			}
 		}
 		spec.Days = windows.SortDays(seen)

@@ -29,6 +29,21 @@ guaranteed = 8
 borrow = 6
 `,
 		},
+		"day names in any case": {
+			src: inference + `days = ["mon", "TUE", "Wed"]
+from = "20:00"
+to = "06:00"
+lendable = 6
+`,
+		},
+		"a day twice in two cases": {
+			src: inference + `days = ["Mon", "mon"]
+from = "20:00"
+to = "06:00"
+lendable = 6
+`,
+			want: diag.List{errAt(9, 16, "teams.inference.windows[0].days[1]", field.ErrorTypeDuplicate)},
+		},
 		"two windows that touch do not overlap": {
 			src: inference + `from = "20:00"
 to = "06:00"

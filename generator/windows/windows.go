@@ -18,16 +18,25 @@ import (
 	_ "time/tzdata" // the image has no /usr/share/zoneinfo
 )
 
+// ControllerNamespace holds the windows controller that applies the
+// windows at their edges (render/windowctl renders it there), so validation
+// keeps it from any team.
+const ControllerNamespace = "tenancy-system"
+
 // DefaultZone is the zone of a window that names none.
 const DefaultZone = "UTC"
 
 // Days of the week as the agreement writes them, Monday first.
 var DayNames = []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
 
-// ParseDay returns the weekday named by one of DayNames.
+// ParseDay returns the weekday named by one of DayNames, in any case
+// ("mon", "MON" and "Mon" are Monday): the case of a day's name says
+// nothing, and refusing "mon" with "write Mon" only made a person retype
+// it. Everything the agreement's days become (the plan's schedule, the
+// messages) names the day by DayNames, so the case never reaches a render.
 func ParseDay(s string) (time.Weekday, bool) {
 	for i, n := range DayNames {
-		if n == s {
+		if strings.EqualFold(n, s) {
 			return time.Weekday((i + 1) % 7), true
 		}
 	}

@@ -149,8 +149,15 @@ func TestParse(t *testing.T) {
 	if d, ok := ParseDay("Sun"); !ok || d != time.Sunday {
 		t.Errorf("ParseDay(Sun) = %v %v", d, ok)
 	}
-	if _, ok := ParseDay("mon"); ok {
-		t.Errorf("ParseDay(mon) accepted")
+	for _, s := range []string{"mon", "MON", "Mon", "mOn"} {
+		if d, ok := ParseDay(s); !ok || d != time.Monday {
+			t.Errorf("ParseDay(%q) = %v %v, want Monday", s, d, ok)
+		}
+	}
+	for _, s := range []string{"Monday", "mo", "", "Mon "} {
+		if _, ok := ParseDay(s); ok {
+			t.Errorf("ParseDay(%q) accepted", s)
+		}
 	}
 	got := []string{DescribeDays(weekdays), DescribeDays(everyDay), DescribeDays([]time.Weekday{time.Saturday, time.Sunday}), DescribeDays([]time.Weekday{time.Monday, time.Wednesday, time.Thursday, time.Friday})}
 	want := []string{"Mon-Fri", "every day", "Sat, Sun", "Mon, Wed-Fri"}

@@ -33,7 +33,8 @@ const HostnameLabel = corev1.LabelHostname
 // Check reports what Kueue's API refuses of the plan: more flavors,
 // resources or flavor-resource combinations than a ClusterQueue's resource
 // group holds, ResourceFlavors with too many node labels or tolerations, and
-// the hostname label anywhere but the finest topology level. Messages start
+// the hostname label anywhere but the finest topology level, and a team
+// named like the default LocalQueue while default_queue renders it. Messages start
 // with "kueue: ", as KAI's start with "kai: ", so a reader of tenancy check
 // knows which backend says so.
 func (Renderer) Check(p *plan.Agreement) diag.List {
@@ -60,6 +61,16 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 			r.Errorf(field.ErrorTypeTooMany, first, field.NewPath("flavors"), "kueue: at most %d distinct resources are supported", maxResources)
 		} else if combos := len(p.Flavors) * (len(resources) + 2); combos > maxCombinations {
 			r.Errorf(field.ErrorTypeTooMany, first, field.NewPath("flavors"), "kueue: %d flavors of %d GPU resources make %d flavor-resource combinations (each flavor lists every GPU resource, cpu and memory); Kueue allows at most %d", len(p.Flavors), len(resources), combos, maxCombinations)
+		}
+	}
+	// Each team namespace holds a LocalQueue named after the team and, with
+	// default_queue, one named default: a team named default would render
+	// two LocalQueues of one name in each of its namespaces.
+	if g := p.Guardrails; g.DefaultQueue {
+		for _, t := range p.Teams {
+			if t.Name == plan.DefaultQueueName {
+				r.Errorf(field.ErrorTypeDuplicate, t.Origin.Pos, t.Origin.Path, "kueue: team %q has the name of the LocalQueue that guardrails.default_queue (line %d) puts in every team namespace: the team's own LocalQueue and the default one would be one object; rename the team, or turn default_queue off", t.Name, g.DefaultQueueOrigin.Pos.Line)
+			}
 		}
 	}
 	if t := p.Topology; t != nil {

@@ -73,6 +73,19 @@ tolerations = [
 				errAt(9, 3, "flavors.h100.tolerations[8]", field.ErrorTypeTooMany),
 			},
 		},
+		"a team named default while default_queue renders the default LocalQueue": {
+			src: header + `[guardrails]
+default_queue = true
+[teams.default]
+namespaces = ["ml"]
+`,
+			want: diag.List{errAt(7, 8, "teams.default", field.ErrorTypeDuplicate)},
+		},
+		"a team named default without default_queue": {
+			src: header + `[teams.default]
+namespaces = ["ml"]
+`,
+		},
 		"64 flavors": {src: flavorsOf(64, false)},
 		"65 flavors": {
 			src:  flavorsOf(65, false),

@@ -26,6 +26,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
+	"github.com/tenancy-dev/tenancy/generator/windows"
 	"github.com/tenancy-dev/tenancy/internal/version"
 )
 
@@ -35,8 +36,9 @@ const (
 	// binary's own release, so the controller runs the tenancy that
 	// rendered it.
 	Image = "ghcr.io/tenancy-dev/tenancy-argocd:" + version.Version
-	// Namespace holds the controller, its Lease and its agreement.
-	Namespace = "tenancy-system"
+	// Namespace holds the controller, its Lease and its agreement; no
+	// team may have it (package validate refuses it).
+	Namespace = windows.ControllerNamespace
 	// FieldManager is the server-side apply field manager of the
 	// controller: Argo CD's ignoreDifferences names it.
 	FieldManager = "tenancy-windows"
