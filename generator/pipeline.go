@@ -46,30 +46,74 @@ func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, warnings, err := checkSource(src, families(opts))
+	p, _, diags := checkSource(src, opts)
+	if len(diags.Errors()) > 0 {
+		return nil, nil, &AgreementError{Diagnostics: diags}
+	}
+	return p, diags.Warnings(), nil
+}
+
+func checkAll(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
+	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, warnings, nil
+	p, first, all := checkSource(src, opts)
+	if p != nil {
+		// The first backend is checked; the others the agreement names
+		// (when no backend is asked for) are checked in turn, each run
+		// whole, and what they say is merged.
+		seen := map[string]bool{}
+		for _, d := range all {
+			seen[diagKey(d)] = true
+		}
+		for _, b := range opts.Backends(p) {
+			if b == first.Backend {
+				continue
+			}
+			o := opts
+			o.Backend = b
+			_, _, diags := checkSource(src, o)
+			for _, d := range diags {
+				if k := diagKey(d); !seen[k] {
+					seen[k] = true
+					all = append(all, d)
+				}
+			}
+		}
+		all.Sort()
+	}
+	if len(all.Errors()) > 0 {
+		return nil, nil, &AgreementError{Diagnostics: all}
+	}
+	return p, all.Warnings(), nil
 }
 
-// checkSource loads, decodes, validates and plans an agreement, and runs the
-// families' checks on the plan. The families' checks run even when the
-// agreement's own rules found errors, so one run reports everything. The
-// warnings are returned with the plan; errors, with every warning, as an
-// *AgreementError.
-func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, error) {
+// diagKey tells two diagnostics apart: the same problem said by two
+// backends is one.
+func diagKey(d Diagnostic) string {
+	return string(d.Severity) + "\x00" + string(d.Type) + "\x00" + d.String()
+}
+
+// checkSource loads, decodes, validates and plans an agreement, resolves the
+// backend (opts' or the agreement's, checkBackendKey), and runs that
+// backend's families' checks on the plan. The families' checks run even when
+// the agreement's own rules found errors, and even when the backend asked
+// for is refused, so one run reports everything. It returns the plan (nil
+// when the file did not load), the options resolved against it, and every
+// diagnostic, sorted.
+func checkSource(src Source, opts Options) (*plan.Agreement, Options, diag.List) {
 	name := src.Path
 	if name == "" {
 		name = defaultName
 	}
 	if len(src.Data) > MaxAgreementSize {
-		return nil, nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
-			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}}
+		return nil, opts, diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
+			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}
 	}
 	root, diags := load.Parse(name, src.Data)
 	if len(diags.Errors()) > 0 {
-		return nil, nil, &AgreementError{Diagnostics: diags}
+		return nil, opts, diags
 	}
 	a, diags := agreement.Decode(name, root)
 	// Semantic checks run even after type errors, so one run reports
@@ -77,14 +121,13 @@ func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, 
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
 	p.Source = src.Data
-	for _, f := range fams {
+	diags = append(diags, checkBackendKey(p, opts)...)
+	opts = opts.Resolve(p)
+	for _, f := range families(opts) {
 		diags = append(diags, f.Check(p)...)
 	}
 	diags.Sort()
-	if len(diags.Errors()) > 0 {
-		return nil, nil, &AgreementError{Diagnostics: diags}
-	}
-	return p, diags.Warnings(), nil
+	return p, opts, diags
 }
 
 func renderSource(src Source, opts Options) (*Result, error) {
@@ -92,13 +135,13 @@ func renderSource(src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fams := families(opts)
-	p, warnings, err := checkSource(src, fams)
-	if err != nil {
-		return nil, err
+	p, opts, diags := checkSource(src, opts)
+	if len(diags.Errors()) > 0 {
+		return nil, &AgreementError{Diagnostics: diags}
 	}
+	warnings := diags.Warnings()
 	var objs []render.Object
-	for _, r := range fams {
+	for _, r := range families(opts) {
 		o, diags := r.Render(p)
 		warnings = append(warnings, diags.Warnings()...)
 		if errs := diags.Errors(); len(errs) > 0 {
@@ -117,5 +160,5 @@ func renderSource(src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Plan: p, Objects: encoded, Manifests: stream, Warnings: warnings}, nil
+	return &Result{Plan: p, Backend: opts.Backend, Objects: encoded, Manifests: stream, Warnings: warnings}, nil
 }
