@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/term"
 
+	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
@@ -93,10 +94,11 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, _, code := checkFile(e, path, opts)
+	p, _, code := checkFile(e, path, opts, generator.Check)
 	if p == nil {
 		return code
 	}
+	opts = opts.Resolve(p)
 	m, err := chargeback.NewModel(p, opts.Backend)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)

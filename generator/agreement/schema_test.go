@@ -271,6 +271,26 @@ borrow = 2
 `,
 			schemaOK: true, checkOK: true,
 		},
+		"backend named": {
+			doc:      "backend = \"kai\"\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: true, checkOK: true,
+		},
+		"both backends named": {
+			doc:      "backend = [\"kueue\", \"kai\"]\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: true, checkOK: true,
+		},
+		"unknown backend": {
+			doc:      "backend = \"volcano\"\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
+		"no backend in the list": {
+			doc:      "backend = []\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
+		"backend named twice": {
+			doc:      "backend = [\"kai\", \"kai\"]\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
 		"typo in a team key": {
 			doc:      header + "[teams.training]\nguaranteed = 16\nlendible = 8\n",
 			schemaOK: false, checkOK: false, at: "teams/training",
