@@ -75,7 +75,7 @@ func checkBackendKey(p *plan.Agreement, o Options) diag.List {
 	if o.Backend != "" && len(named) > 0 && !slices.Contains(named, string(o.Backend)) {
 		from := o.BackendFrom
 		if from == "" {
-			from = "the options"
+			from = "the backend option"
 		}
 		r.Errorf(field.ErrorTypeNotSupported, key.Origin.Pos, key.Origin.Path,
 			"the agreement is written for %s, and %s asks for %s: render it for %s, or name %s here too if the agreement holds for both",

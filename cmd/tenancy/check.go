@@ -16,12 +16,12 @@ problem is reported at once on stderr as file:line:col: field: message, the
 file named <stdin> for stdin.
 
 Without --backend, the checks are those of every backend the agreement's
-backend key names (backend = ["kueue", "kai"]: both, and every message that
-only one backend gives starts with its name, "kueue: " or "kai: ", as it
-does in render's output; the agreement is valid only if both accept it), or
-of Kueue when it has no key: what render renders by default. With --backend,
-the checks are those of that backend's render; a backend the key does not
-name is refused at the key.
+backend key names, or of Kueue when it has none: what render renders by
+default. When the key names both, every message that only one backend gives
+starts with its name ("kueue: " or "kai: "), as it does in render's output,
+and the agreement is valid only if both accept it. With --backend, the
+checks are those of that backend's render; a backend the key does not name
+is refused at the key.
 
 --output github writes every problem on stdout as a GitHub Actions workflow
 command (::error or ::warning with its file, line and column), so a pull

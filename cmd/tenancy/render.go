@@ -23,7 +23,7 @@ error the exit status is 1 and nothing is written to stdout; usage errors
 exit 2.
 
 Examples:
-  tenancy render                                   # ./tenancy.toml, Kueue v1beta2
+  tenancy render                                   # ./tenancy.toml, for the backend it names
   tenancy render --backend kai clusters/prod/tenancy.toml
   tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -
   git show main:tenancy.toml | tenancy render -   # the agreement on main`)
