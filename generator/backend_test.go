@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/internal/diagtest"
 )
 
@@ -30,15 +29,15 @@ guaranteed = 8
 // options ask for → the backend Render renders for and CheckAll checks, or
 // the error, at the key, refusing a backend the key does not name.
 func TestBackendResolution(t *testing.T) {
-	refused := func(line, col int, path string) diag.List {
-		return diag.List{diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)}
+	refused := func(line, col int, path string) []generator.Diagnostic {
+		return []generator.Diagnostic{diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)}
 	}
 	tests := map[string]struct {
 		key     string
 		asked   generator.Backend
 		render  generator.Backend // what Render renders for
 		checked []generator.Backend
-		errs    diag.List // Render's and CheckAll's errors
+		errs    []generator.Diagnostic // Render's and CheckAll's errors
 	}{
 		"no key, nothing asked: kueue, as render always did": {
 			render: generator.Kueue, checked: []generator.Backend{generator.Kueue},
@@ -72,15 +71,15 @@ func TestBackendResolution(t *testing.T) {
 		},
 		"a name written twice": {
 			key:  `backend = ["kai", "kai"]`,
-			errs: diag.List{diagtest.Error("tenancy.toml", 1, 19, "backend[1]", field.ErrorTypeDuplicate)},
+			errs: []generator.Diagnostic{diagtest.Error("tenancy.toml", 1, 19, "backend[1]", field.ErrorTypeDuplicate)},
 		},
 		"an empty list": {
 			key:  `backend = []`,
-			errs: diag.List{diagtest.Error("tenancy.toml", 1, 11, "backend", field.ErrorTypeRequired)},
+			errs: []generator.Diagnostic{diagtest.Error("tenancy.toml", 1, 11, "backend", field.ErrorTypeRequired)},
 		},
 		"not a string": {
 			key:  `backend = 1`,
-			errs: diag.List{diagtest.Error("tenancy.toml", 1, 11, "backend", field.ErrorTypeTypeInvalid)},
+			errs: []generator.Diagnostic{diagtest.Error("tenancy.toml", 1, 11, "backend", field.ErrorTypeTypeInvalid)},
 		},
 	}
 	for name, tc := range tests {

@@ -17,7 +17,7 @@ import (
 // checkOptions are the option sets render accepts, each one backend's
 // render; the empty one is the agreement's own choice (its backend key).
 var checkOptions = map[string]generator.Options{
-	"the agreement's backend": {},
+	"its backend":   {},
 	"kueue v1beta2": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
 	"kueue v1beta1": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
 	"kai":           {Backend: generator.KAI},

@@ -73,4 +73,3 @@ Examples:
 	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	return exitOK
 }
-

@@ -26,7 +26,7 @@ type Agreement struct {
 	// for; nil when the key is absent. Which backend a render uses is the
 	// facade's choice (generator.Options), made from this and the options.
 	// A key whose value failed to decode is nil too.
-	Backend *BackendKey
+	Backend    *BackendKey
 	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
