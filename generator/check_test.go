@@ -14,8 +14,10 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 )
 
-// checkOptions are the option sets render accepts, each one backend's render.
+// checkOptions are the option sets render accepts, each one backend's
+// render; the empty one is the agreement's own choice (its backend key).
 var checkOptions = map[string]generator.Options{
+	"its backend":   {},
 	"kueue v1beta2": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
 	"kueue v1beta1": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
 	"kai":           {Backend: generator.KAI},

@@ -47,21 +47,25 @@ var ErrOptions = errors.New("invalid options")
 
 // Options choose the backend and its API version.
 type Options struct {
-	Backend  Backend // empty means Kueue
-	KueueAPI string  // empty means v1beta2; ignored for KAI
+	// Backend overrides the agreement's backend key. Empty: the first
+	// backend the key names, or Kueue when the agreement has no key (see
+	// Resolve). A backend the key does not name is refused at the key.
+	Backend Backend
+	// BackendFrom says where Backend came from, as the user would find it
+	// ("--backend", "spec.backend", "ARGOCD_ENV_TENANCY_BACKEND"), for the
+	// message refusing a backend the agreement does not name.
+	BackendFrom string
+	KueueAPI    string // empty means v1beta2; ignored for KAI
 }
 
 // Normalize fills defaults and rejects unknown values with an error wrapping
-// ErrOptions.
+// ErrOptions. An empty Backend stays empty: the agreement decides it.
 func (o Options) Normalize() (Options, error) {
-	if o.Backend == "" {
-		o.Backend = Kueue
-	}
 	if o.KueueAPI == "" {
 		o.KueueAPI = KueueV1beta2
 	}
 	switch o.Backend {
-	case Kueue, KAI:
+	case "", Kueue, KAI:
 	default:
 		return o, fmt.Errorf("%w: backend %q: must be kueue or kai", ErrOptions, o.Backend)
 	}
@@ -87,6 +91,7 @@ type Object = render.Object
 // written, so a failure never leaves partial output behind.
 type Result struct {
 	Plan      *plan.Agreement
+	Backend   Backend      // the backend rendered for: Options.Resolve's
 	Objects   []Object     // in output order
 	Manifests []byte       // the YAML stream: Objects joined by "---\n"
 	Warnings  []Diagnostic // e.g. what KAI cannot express exactly
@@ -110,4 +115,15 @@ func Render(src Source, opts Options) (*Result, error) {
 // warnings, or an *AgreementError; bad options wrap ErrOptions.
 func Check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 	return check(src, opts)
+}
+
+// CheckAll is Check for every backend tenancy check covers (Options.Backends):
+// the one opts asks for, else each one the agreement's backend key names,
+// else Kueue, which render renders by default. What the agreement itself
+// says, the same for every backend, is reported once; what one backend says
+// alone starts with its name ("kai: ..."). It returns the plan and the
+// warnings of an agreement every one of them accepts, or an *AgreementError
+// holding every diagnostic.
+func CheckAll(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
+	return checkAll(src, opts)
 }

@@ -45,7 +45,9 @@ var hashedExamples = map[string]bool{"large": true}
 // the refusal, kai.error.txt (TestGoldenKAIRefused).
 var kaiRefused = map[string]bool{"multi-flavor": true, "large": true}
 
-// TestGoldenKAIRefused: the refusal names what KAI cannot hold.
+// TestGoldenKAIRefused: the refusal names what KAI cannot hold, and, for
+// an agreement whose backend key names Kueue alone (multi-flavor), that it
+// is not written for KAI.
 func TestGoldenKAIRefused(t *testing.T) {
 	for example := range kaiRefused {
 		t.Run(example, func(t *testing.T) {

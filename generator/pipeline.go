@@ -61,23 +61,67 @@ func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 	return res.Plan, res.Warnings, nil
 }
 
-// checkSource loads, decodes, validates and plans an agreement, and runs the
-// families' checks on the plan. The families' checks run even when the
-// agreement's own rules found errors, so one run reports everything. The
-// warnings are returned with the plan; errors, with every warning, as an
-// *AgreementError.
-func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, error) {
+// checkAll checks the backend opts or the agreement names first, then each
+// other backend the agreement names (when opts names none), each by a whole
+// build, and merges what they say.
+func checkAll(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
+	opts, err := opts.Normalize()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := build(src, opts)
+	all := b.diags
+	if b.plan != nil {
+		seen := map[string]bool{}
+		for _, d := range all {
+			seen[diagKey(d)] = true
+		}
+		for _, backend := range opts.Backends(b.plan) {
+			if backend == b.opts.Backend {
+				continue
+			}
+			o := opts
+			o.Backend = backend
+			for _, d := range build(src, o).diags {
+				if k := diagKey(d); !seen[k] {
+					seen[k] = true
+					all = append(all, d)
+				}
+			}
+		}
+		all.Sort()
+	}
+	if len(all.Errors()) > 0 {
+		return nil, nil, &AgreementError{Diagnostics: all}
+	}
+	return b.plan, all.Warnings(), nil
+}
+
+// diagKey tells two diagnostics apart: the same problem said by two
+// backends is one.
+func diagKey(d Diagnostic) string {
+	return string(d.Severity) + "\x00" + string(d.Type) + "\x00" + d.String()
+}
+
+// checkSource loads, decodes, validates and plans an agreement, resolves the
+// backend (opts' or the agreement's, checkBackendKey), and runs that
+// backend's families' checks on the plan. The families' checks run even when
+// the agreement's own rules found errors, and even when the backend asked
+// for is refused, so one run reports everything. It returns the plan (nil
+// when the file did not load), the options resolved against it, and every
+// diagnostic, sorted.
+func checkSource(src Source, opts Options) (*plan.Agreement, Options, diag.List) {
 	name := src.Path
 	if name == "" {
 		name = defaultName
 	}
 	if len(src.Data) > MaxAgreementSize {
-		return nil, nil, &AgreementError{Diagnostics: diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
-			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}}
+		return nil, opts, diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
+			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}
 	}
 	root, diags := load.Parse(name, src.Data)
 	if len(diags.Errors()) > 0 {
-		return nil, nil, &AgreementError{Diagnostics: diags}
+		return nil, opts, diags
 	}
 	a, diags := agreement.Decode(name, root)
 	// Semantic checks run even after type errors, so one run reports
@@ -85,37 +129,61 @@ func checkSource(src Source, fams []render.Family) (*plan.Agreement, diag.List, 
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
 	p.Source = src.Data
-	for _, f := range fams {
+	diags = append(diags, checkBackendKey(p, opts)...)
+	opts = opts.Resolve(p)
+	for _, f := range families(opts) {
 		diags = append(diags, f.Check(p)...)
 	}
 	diags.Sort()
-	if len(diags.Errors()) > 0 {
-		return nil, nil, &AgreementError{Diagnostics: diags}
-	}
-	return p, diags.Warnings(), nil
+	return p, opts, diags
 }
 
-// renderSource renders an agreement for opts: build with the backend's
-// families. Each step runs once; check runs the same and drops the output.
+// renderSource renders an agreement for opts. Each step runs once; check
+// runs the same and drops the output.
 func renderSource(src Source, opts Options) (*Result, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	return build(src, families(opts))
+	b := build(src, opts)
+	if len(b.diags.Errors()) > 0 {
+		return nil, &AgreementError{Diagnostics: b.diags}
+	}
+	return b.result, nil
 }
 
-// build renders an agreement with the families fams: the checks
-// (checkSource), every family's Render, the stream's order, where two
-// objects of one identity are found, and the YAML. What any step refuses is
-// an *AgreementError listing every problem and every warning, the renderer's
-// own failures included, so check (which runs build too) and render give
-// one verdict.
-func build(src Source, fams []render.Family) (*Result, error) {
-	p, warnings, err := checkSource(src, fams)
-	if err != nil {
-		return nil, err
+// built is what build says of an agreement: the plan (nil when the file
+// did not load), the options resolved against it, every diagnostic
+// (sorted), and the result when nothing was an error.
+type built struct {
+	plan   *plan.Agreement
+	opts   Options
+	diags  diag.List
+	result *Result
+}
+
+// build renders an agreement: the checks (checkSource), then the resolved
+// backend's families (renderPlan). What any step refuses is in diags with
+// every warning, so check (which runs build too) and render give one
+// verdict.
+func build(src Source, opts Options) built {
+	p, opts, diags := checkSource(src, opts)
+	b := built{plan: p, opts: opts, diags: diags}
+	if len(diags.Errors()) > 0 {
+		return b
 	}
+	b.result, b.diags = renderPlan(p, families(opts), diags.Warnings())
+	if b.result != nil {
+		b.result.Backend = opts.Backend
+	}
+	return b
+}
+
+// renderPlan runs the families' Render on a checked plan, orders the
+// stream, finds two objects of one identity, and writes the YAML. It returns
+// the result and the warnings, or nil and every problem with the warnings,
+// the renderer's own failures included.
+func renderPlan(p *plan.Agreement, fams []render.Family, warnings diag.List) (*Result, diag.List) {
 	var objs []render.Object
 	var errs diag.List
 	for _, r := range fams {
@@ -144,10 +212,10 @@ func build(src Source, fams []render.Family) (*Result, error) {
 	if len(errs) > 0 {
 		all := append(errs, warnings...)
 		all.Sort()
-		return nil, &AgreementError{Diagnostics: all}
+		return nil, all
 	}
 	res.Warnings = warnings
-	return res, nil
+	return res, warnings
 }
 
 // duplicates reports each pair of rendered objects that share an identity.

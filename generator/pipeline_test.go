@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,8 +36,8 @@ func namespace(name, team string) render.Object {
 
 // TestBuildRefusesWhatEncodeWould: what the families' checks miss and only
 // the rendering shows, two objects of one identity, no object at all or a
-// value the YAML writer refuses, is an *AgreementError of build, which check
-// and render both run, so check refuses it too; duplicates are located at
+// value the YAML writer refuses, is refused by renderPlan, which build runs
+// for check and render both, so check refuses it too; duplicates are located at
 // the team an object belongs to, else at the pool's name, and every
 // family's Render errors come out at once.
 func TestBuildRefusesWhatEncodeWould(t *testing.T) {
@@ -87,13 +86,16 @@ guaranteed = 4
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := build(src, tc.fams)
-			var ae *AgreementError
-			if !errors.As(err, &ae) {
-				t.Fatalf("build: %v, want an *AgreementError", err)
+			p, _, diags := checkSource(src, Options{})
+			if len(diags) > 0 {
+				t.Fatalf("checkSource: %v", diags)
+			}
+			res, diags := renderPlan(p, tc.fams, nil)
+			if res != nil {
+				t.Fatalf("renderPlan rendered, want a refusal")
 			}
 			var got []string
-			for _, d := range ae.Diagnostics {
+			for _, d := range diags {
 				got = append(got, string(d.Severity)+" "+string(d.Type)+" "+d.String())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

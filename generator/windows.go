@@ -46,6 +46,7 @@ func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error
 	if err != nil {
 		return nil, err
 	}
+	opts = opts.Resolve(p)
 	s, err := schedule.At(p, at)
 	if err != nil {
 		return nil, err

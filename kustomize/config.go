@@ -32,7 +32,9 @@ type Spec struct {
 	File string `json:"file,omitempty" yaml:"file,omitempty"`
 	// Agreement is the agreement's TOML inline.
 	Agreement string `json:"agreement,omitempty" yaml:"agreement,omitempty"`
-	// Backend is kueue (the default) or kai.
+	// Backend is kueue or kai; empty: the agreement's backend key chooses
+	// (its first backend; kueue without the key). A backend the key does
+	// not name is refused at the key.
 	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
 	// KueueAPI is v1beta2 (the default) or v1beta1.
 	KueueAPI string `json:"kueueAPI,omitempty" yaml:"kueueAPI,omitempty"`
@@ -102,7 +104,12 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 		return nil, problems
 	}
 	c.Spec = Spec{File: deref(g.Spec.File), Agreement: deref(g.Spec.Agreement), Backend: g.Spec.Backend, KueueAPI: g.Spec.KueueAPI}
-	opts, err := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI}.Normalize()
+	opts := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI}
+	if opts.Backend != "" {
+		// The refusal of a backend the agreement does not name says who asked.
+		opts.BackendFrom = c.name() + " spec.backend"
+	}
+	opts, err := opts.Normalize()
 	if err != nil { // unreachable after Validate; kept so a new option cannot slip through
 		return nil, framework.Results{c.result("spec", err.Error())}
 	}

@@ -12,7 +12,11 @@
 //  2. plugin.env: ARGOCD_ENV_TENANCY_BACKEND and ARGOCD_ENV_TENANCY_KUEUE_API;
 //  3. for the Kueue API only: KUBE_API_VERSIONS (v1beta2 when the cluster
 //     serves kueue.x-k8s.io/v1beta2, v1beta1 when it serves only v1beta1);
-//  4. the defaults: backend kueue, Kueue API v1beta2.
+//  4. the defaults: the backend the agreement's backend key names first
+//     (kueue without the key), Kueue API v1beta2.
+//
+// A backend set by 1 or 2 that the agreement's backend key does not name is
+// refused at the key, naming the variable or parameter that asked for it.
 //
 // An empty value counts as unset, the way Argo CD drops empty plugin.env
 // entries. Every value that is set is checked, even one a higher source
@@ -78,14 +82,41 @@ type Resolved struct {
 	KueueAPI Value
 }
 
-// Options returns the rendering options.
+// FromAgreement is the origin of a backend the agreement chose: its backend
+// key, or the default without one (Rendered).
+const FromAgreement = "the agreement"
+
+// Options returns the rendering options. Without a backend from a parameter
+// or plugin.env, the backend is the agreement's to choose.
 func (r Resolved) Options() generator.Options {
-	return generator.Options{Backend: generator.Backend(r.Backend.Value), KueueAPI: r.KueueAPI.Value}
+	o := generator.Options{Backend: generator.Backend(r.Backend.Value), KueueAPI: r.KueueAPI.Value}
+	if o.Backend != "" {
+		o.BackendFrom = r.Backend.From
+	}
+	return o
+}
+
+// Rendered returns r with the backend a render used filled in when no
+// parameter or plugin.env chose it: from the agreement's backend key when
+// it has one (FromAgreement), else the default.
+func (r Resolved) Rendered(res *generator.Result) Resolved {
+	if r.Backend.Value != "" {
+		return r
+	}
+	from := FromDefault
+	if res.Plan != nil && res.Plan.Backend != nil {
+		from = FromAgreement
+	}
+	r.Backend = Value{string(res.Backend), from}
+	return r
 }
 
 // String describes the settings and their origins in one line, for the
 // plugin's log (Argo CD records a successful plugin's stderr).
 func (r Resolved) String() string {
+	if r.Backend.Value == "" {
+		return fmt.Sprintf("backend the agreement's, Kueue API %s (%s)", r.KueueAPI.Value, r.KueueAPI.From)
+	}
 	if r.Backend.Value == string(generator.KAI) {
 		return fmt.Sprintf("backend %s (%s)", r.Backend.Value, r.Backend.From)
 	}
@@ -151,10 +182,8 @@ func Resolve(environ []string) (Resolved, error) {
 		}
 		values[i] = v
 	}
+	// An unset backend stays unset: the agreement chooses it (Options).
 	r := Resolved{Backend: values[0], KueueAPI: values[1]}
-	if r.Backend.Value == "" {
-		r.Backend = Value{string(generator.Kueue), FromDefault}
-	}
 	if r.KueueAPI.Value == "" {
 		r.KueueAPI = kueueAPIFromCluster(env[EnvAPIVersions])
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
 // Cluster API version lists in the form Argo CD sends: every group/version
@@ -19,7 +20,7 @@ const (
 
 func TestResolve(t *testing.T) {
 	defaults := Resolved{
-		Backend:  Value{"kueue", FromDefault},
+		// No backend: the agreement's backend key chooses (Options).
 		KueueAPI: Value{"v1beta2", FromDefault},
 	}
 	with := func(backend, kueueAPI Value) Resolved {
@@ -232,14 +233,30 @@ func TestResolvedString(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := r.String(), "backend kueue (default), Kueue API v1beta1 (KUBE_API_VERSIONS)"; got != want {
+	if got, want := r.String(), "backend the agreement's, Kueue API v1beta1 (KUBE_API_VERSIONS)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if got, want := r.Options(), (generator.Options{Backend: generator.Kueue, KueueAPI: "v1beta1"}); got != want {
+	if got, want := r.Options(), (generator.Options{KueueAPI: "v1beta1"}); got != want {
 		t.Errorf("Options() = %+v, want %+v", got, want)
+	}
+	// After the render, the log says what the agreement chose, and why.
+	for _, tc := range []struct {
+		plan *plan.Agreement
+		want string
+	}{
+		{&plan.Agreement{}, "backend kueue (default), Kueue API v1beta1 (KUBE_API_VERSIONS)"},
+		{&plan.Agreement{Backend: &plan.BackendKey{Names: []string{"kueue"}}}, "backend kueue (the agreement), Kueue API v1beta1 (KUBE_API_VERSIONS)"},
+	} {
+		if got := r.Rendered(&generator.Result{Plan: tc.plan, Backend: generator.Kueue}).String(); got != tc.want {
+			t.Errorf("Rendered().String() = %q, want %q", got, tc.want)
+		}
 	}
 	r, _ = Resolve([]string{"PARAM_BACKEND=kai"})
 	if got, want := r.String(), "backend kai (PARAM_BACKEND)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+	// A backend set here is refused at the agreement's key by that name.
+	if got, want := r.Options(), (generator.Options{Backend: generator.KAI, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2"}); got != want {
+		t.Errorf("Options() = %+v, want %+v", got, want)
 	}
 }

@@ -62,8 +62,10 @@ The options come from the environment Argo CD sets, highest precedence first:
      (ARGOCD_ENV_TENANCY_BACKEND, ARGOCD_ENV_TENANCY_KUEUE_API);
   3. for the Kueue API, KUBE_API_VERSIONS: v1beta2 when the cluster serves
      kueue.x-k8s.io/v1beta2, v1beta1 when it serves only v1beta1;
-  4. backend kueue, Kueue API v1beta2.
-An invalid or unknown value is an error naming the variable it came from.
+  4. the backend the agreement's backend key names (the first, when it
+     names both; kueue without the key), Kueue API v1beta2.
+An invalid or unknown value is an error naming the variable it came from; a
+backend the agreement's backend key does not name is refused at the key.
 
 Manifests go to stdout only when everything rendered; on any error the exit
 status is non-zero, the message (with file:line) goes to stderr, which Argo CD
@@ -102,7 +104,7 @@ shows on the Application, and stdout stays empty.`)
 	}
 	printDiagnostics(e, res.Warnings)
 	// One line for the sidecar's log, so "why v1beta1?" has an answer there.
-	fmt.Fprintf(e.stderr, "tenancy argocd generate: rendered %d objects from %s: %s\n", len(res.Objects), argocdAgreement, resolved)
+	fmt.Fprintf(e.stderr, "tenancy argocd generate: rendered %d objects from %s: %s\n", len(res.Objects), argocdAgreement, resolved.Rendered(res))
 	if _, err := e.stdout.Write(res.Manifests); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy argocd generate: write output: %v\n", err)
 		return exitFailure

@@ -60,6 +60,8 @@ func TestArgoCDGenerate(t *testing.T) {
 	ref := referenceAgreement(t)
 	tests := map[string]struct {
 		environ []string
+		// key is the agreement's backend key, written before the reference.
+		key string
 		// want is what tenancy render prints with these options.
 		want generator.Options
 		// wantVersion must occur in the output, so the cases cannot all
@@ -85,6 +87,19 @@ func TestArgoCDGenerate(t *testing.T) {
 			wantVersion: "apiVersion: scheduling.run.ai/v2",
 			wantLog:     "backend kai (ARGOCD_APP_PARAMETERS parameter backend)",
 		},
+		"the agreement names kai": {
+			key:         `backend = "kai"`,
+			want:        generator.Options{Backend: generator.KAI},
+			wantVersion: "apiVersion: scheduling.run.ai/v2",
+			wantLog:     "backend kai (the agreement)",
+		},
+		"plugin.env over the agreement's first backend": {
+			key:         `backend = ["kai", "kueue"]`,
+			environ:     []string{"ARGOCD_ENV_TENANCY_BACKEND=kueue"},
+			want:        generator.Options{Backend: generator.Kueue},
+			wantVersion: "apiVersion: kueue.x-k8s.io/v1beta2",
+			wantLog:     "backend kueue (ARGOCD_ENV_TENANCY_BACKEND)",
+		},
 		"plugin.env over the cluster's versions": {
 			environ:     []string{"ARGOCD_ENV_TENANCY_KUEUE_API=v1beta1", "KUBE_API_VERSIONS=kueue.x-k8s.io/v1beta2"},
 			want:        generator.Options{Backend: generator.Kueue, KueueAPI: "v1beta1"},
@@ -94,12 +109,16 @@ func TestArgoCDGenerate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			dir := appDir(t, map[string][]byte{"tenancy.toml": ref})
+			agreement := ref
+			if tc.key != "" {
+				agreement = append([]byte(tc.key+"\n"), ref...)
+			}
+			dir := appDir(t, map[string][]byte{"tenancy.toml": agreement})
 			stdout, stderr, code := argocdRun(dir, tc.environ, "generate")
 			if code != exitOK {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 			}
-			want, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: ref}, tc.want)
+			want, err := generator.Render(generator.Source{Path: "tenancy.toml", Data: agreement}, tc.want)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,6 +162,12 @@ func TestArgoCDGenerateFailsClosed(t *testing.T) {
 			files:      map[string][]byte{"tenancy.toml": broken},
 			code:       exitFailure,
 			wantStderr: []string{"tenancy.toml:" + strconv.Itoa(brokenLine) + ":", "teams.training.lendable"},
+		},
+		"a backend the agreement does not name": {
+			files:      map[string][]byte{"tenancy.toml": append([]byte("backend = \"kueue\"\n"), ref...)},
+			environ:    []string{`ARGOCD_APP_PARAMETERS=[{"name":"backend","string":"kai"}]`},
+			code:       exitFailure,
+			wantStderr: []string{"tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai"},
 		},
 		"TOML syntax error": {
 			files:      map[string][]byte{"tenancy.toml": []byte("version = 1\nname = \"gpu-pool\"\n[teams.training\n")},

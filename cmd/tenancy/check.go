@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/diag"
 )
 
 func runCheck(e *env, args []string) int {
@@ -17,10 +15,13 @@ renders, and one it refuses fails render with the same messages. Every
 problem is reported at once on stderr as file:line:col: field: message, the
 file named <stdin> for stdin.
 
-With --backend, the checks are those of that backend's render. Without it,
-the agreement is checked for both backends, and every message that only one
-backend gives starts with its name ("kueue: " or "kai: "), as it does in
-render's output; the agreement is valid only if both accept it.
+Without --backend, the checks are those of every backend the agreement's
+backend key names, or of Kueue when it has none: what render renders by
+default. When the key names both, every message that only one backend gives
+starts with its name ("kueue: " or "kai: "), as it does in render's output,
+and the agreement is valid only if both accept it. With --backend, the
+checks are those of that backend's render; a backend the key does not name
+is refused at the key.
 
 --output github writes every problem on stdout as a GitHub Actions workflow
 command (::error or ::warning with its file, line and column), so a pull
@@ -31,12 +32,12 @@ Exit status 0 when the agreement is valid (warnings may still be printed),
 1 when it is not, 2 on a usage error, whatever the output.
 
 Examples:
-  tenancy check                      # ./tenancy.toml, for Kueue and KAI
+  tenancy check                      # ./tenancy.toml, for the backends it names
   tenancy check --backend kai clusters/prod/tenancy.toml
   git show main:tenancy.toml | tenancy check -   # the agreement on main
   tenancy check --output github      # in a GitHub Actions step: annotations
   tenancy check --output sarif > tenancy.sarif   # for upload-sarif`)
-	backend := fs.String("backend", "", "scheduler to check for: kueue or kai (default both)")
+	backend := fs.String("backend", "", "scheduler to check for: kueue or kai (default: every one the agreement's backend key names; kueue without it)")
 	kueueAPI := fs.String("kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
 	output := fs.String("output", "text", "text (on stderr), github (workflow commands on stdout) or sarif (SARIF 2.1.0 on stdout)")
 	positional, code, ok := parseArgs(e, fs, args)
@@ -51,25 +52,17 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	backends := generator.Backends
-	if *backend != "" {
-		backends = []generator.Backend{generator.Backend(*backend)}
-	}
-	var opts []generator.Options
-	for _, b := range backends {
-		o, err := generator.Options{Backend: b, KueueAPI: *kueueAPI}.Normalize()
-		if err != nil {
-			fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
-			return exitUsage
-		}
-		opts = append(opts, o)
+	opts, err := backendOptions(*backend, *kueueAPI)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
+		return exitUsage
 	}
 	src, err := readAgreement(e, path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	diags, err := checkBackends(src, opts)
+	_, diags, err := generator.CheckAll(src, opts)
 	if *output != "text" {
 		return writeCheckReport(e, *output, src, diags, err)
 	}
@@ -79,42 +72,4 @@ Examples:
 	printDiagnostics(e, diags)
 	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	return exitOK
-}
-
-// checkBackends checks src for each of opts and merges what they say: the
-// agreement's own diagnostics, the same for every backend, once; each
-// backend's own, which its message names, beside them. It returns the
-// warnings of a valid agreement, or an *AgreementError holding every
-// diagnostic when any backend refuses it.
-func checkBackends(src generator.Source, opts []generator.Options) (diag.List, error) {
-	var all diag.List
-	seen := map[string]bool{}
-	add := func(ds diag.List) {
-		for _, d := range ds {
-			key := string(d.Severity) + "\x00" + string(d.Type) + "\x00" + d.String()
-			if !seen[key] {
-				seen[key] = true
-				all = append(all, d)
-			}
-		}
-	}
-	failed := false
-	for _, o := range opts {
-		_, warnings, err := generator.Check(src, o)
-		var ae *generator.AgreementError
-		switch {
-		case errors.As(err, &ae):
-			failed = true
-			add(ae.Diagnostics)
-		case err != nil:
-			return nil, err
-		default:
-			add(warnings)
-		}
-	}
-	all.Sort()
-	if failed {
-		return nil, &generator.AgreementError{Diagnostics: all}
-	}
-	return all, nil
 }

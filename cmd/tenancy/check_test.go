@@ -21,9 +21,10 @@ func kaiRefused(t *testing.T) string {
 }
 
 // TestCheckFailsWhereRenderFails: tenancy check exits 1 with exactly the
-// diagnostics tenancy render --backend kai prints, without a flag (both
-// backends) and with --backend kai; with --backend kueue it passes, as
-// render does.
+// diagnostics tenancy render --backend kai prints, with --backend kai, and
+// without a flag when the agreement's backend key names KAI; without either
+// it checks what render renders by default, Kueue, and passes, as render
+// does.
 func TestCheckFailsWhereRenderFails(t *testing.T) {
 	files := map[string]string{"tenancy.toml": kaiRefused(t)}
 	_, rout, rerr, rcode := runInTempDir(t, files, "render", "--backend", "kai")
@@ -37,7 +38,7 @@ tenancy: tenancy.toml is invalid: 2 error(s)
 	if diff := cmp.Diff(want, rerr); diff != "" {
 		t.Errorf("render --backend kai stderr (-want,+got):\n%s", diff)
 	}
-	for _, args := range [][]string{{"check"}, {"check", "--backend", "kai"}, {"check", "tenancy.toml", "--backend=kai"}} {
+	for _, args := range [][]string{{"check", "--backend", "kai"}, {"check", "tenancy.toml", "--backend=kai"}} {
 		_, out, stderr, code := runInTempDir(t, files, args...)
 		if code != exitFailure || out != "" {
 			t.Errorf("%s: exit %d, stdout %q; want 1 and nothing", strings.Join(args, " "), code, out)
@@ -46,31 +47,104 @@ tenancy: tenancy.toml is invalid: 2 error(s)
 			t.Errorf("%s: stderr differs from render --backend kai's (-render,+check):\n%s", strings.Join(args, " "), diff)
 		}
 	}
-	_, _, stderr, code := runInTempDir(t, files, "check", "--backend", "kueue")
-	if code != exitOK || stderr != "tenancy.toml: valid\n" {
-		t.Errorf("check --backend kueue: exit %d, stderr %q; want 0 and valid", code, stderr)
+	for _, args := range [][]string{{"check"}, {"check", "--backend", "kueue"}} {
+		_, _, stderr, code := runInTempDir(t, files, args...)
+		if code != exitOK || stderr != "tenancy.toml: valid\n" {
+			t.Errorf("%s: exit %d, stderr %q; want 0 and valid", strings.Join(args, " "), code, stderr)
+		}
 	}
-	if _, _, _, code := runInTempDir(t, files, "render", "--backend", "kueue"); code != exitOK {
-		t.Errorf("render --backend kueue: exit %d, want 0", code)
+	if _, _, _, code := runInTempDir(t, files, "render"); code != exitOK {
+		t.Errorf("render: exit %d, want 0", code)
+	}
+
+	// The same agreement saying it is for KAI: plain check and plain
+	// render refuse it alike.
+	forKAI := map[string]string{"tenancy.toml": strings.Replace(kaiRefused(t), "version = 1\n", "version = 1\nbackend = \"kai\"\n", 1)}
+	_, _, rerr, _ = runInTempDir(t, forKAI, "render")
+	_, out, stderr, code := runInTempDir(t, forKAI, "check")
+	if code != exitFailure || out != "" || !strings.Contains(stderr, "kai: names starting with system-") {
+		t.Errorf("check of an agreement for KAI: exit %d, stdout %q, stderr %q; want 1, nothing and KAI's refusals", code, out, stderr)
+	}
+	if diff := cmp.Diff(rerr, stderr); diff != "" {
+		t.Errorf("check's stderr differs from render's (-render,+check):\n%s", diff)
 	}
 }
 
-// TestCheckBothBackendsSaysOnce: a problem of the agreement itself is the
-// same for both backends and is printed once; each backend's own problems are
-// printed beside it, named by their prefix.
+// TestCheckBothBackendsSaysOnce: with both backends named, a problem of
+// the agreement itself is the same for both and is printed once; each
+// backend's own problems are printed beside it, named by their prefix.
 func TestCheckBothBackendsSaysOnce(t *testing.T) {
-	files := map[string]string{"tenancy.toml": strings.Replace(kaiRefused(t), "lendable = 8\n[teams.b]", "lendible = 8\n[teams.b]", 1)}
+	agreement := "backend = [\"kueue\", \"kai\"]\n" + strings.Replace(kaiRefused(t), "lendable = 8\n[teams.b]", "lendible = 8\n[teams.b]", 1)
+	files := map[string]string{"tenancy.toml": agreement}
 	_, _, stderr, code := runInTempDir(t, files, "check")
 	if code != exitFailure {
 		t.Errorf("exit %d, want 1", code)
 	}
-	want := `tenancy.toml:9:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses
-tenancy.toml:10:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared
-tenancy.toml:12:1: teams.gpu-pool-shared.lendible: unknown key "lendible" (did you mean "lendable"?)
+	want := `tenancy.toml:10:15: priorities.system-high: kai: names starting with system- are reserved for Kubernetes' own PriorityClasses
+tenancy.toml:11:8: teams.gpu-pool-shared: kai: queue name "gpu-pool-shared" is used both by the shared subtree and by team gpu-pool-shared
+tenancy.toml:13:1: teams.gpu-pool-shared.lendible: unknown key "lendible" (did you mean "lendable"?)
 tenancy: tenancy.toml is invalid: 3 error(s)
 `
 	if diff := cmp.Diff(want, stderr); diff != "" {
 		t.Errorf("stderr (-want,+got):\n%s", diff)
+	}
+}
+
+// TestBackendRefusedAtTheKey: every command that renders or checks refuses
+// a --backend the agreement's backend key does not name, at the key's
+// file:line:col, with nothing on stdout; without --backend each uses the
+// key.
+func TestBackendRefusedAtTheKey(t *testing.T) {
+	files := map[string]string{"tenancy.toml": exampleText(t, "multi-flavor"), "old.toml": exampleText(t, "multi-flavor")}
+	const at = "tenancy.toml:5:11: backend: the agreement is written for kueue, and --backend asks for kai"
+	for _, args := range [][]string{
+		{"check", "--backend", "kai"},
+		{"render", "--backend", "kai"},
+		{"explain", "--backend", "kai"},
+		{"diff", "--backend", "kai", "old.toml", "tenancy.toml"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			_, stdout, stderr, code := runInTempDir(t, files, args...)
+			if code == exitOK || stdout != "" {
+				t.Errorf("exit %d, stdout %d bytes; want non-zero and nothing", code, len(stdout))
+			}
+			if !strings.Contains(stderr, at) {
+				t.Errorf("stderr lacks %q:\n%s", at, stderr)
+			}
+		})
+	}
+	// Without --backend, each command does what the key says.
+	_, _, rerr, code := runInTempDir(t, files, "render")
+	if code != exitOK || strings.Contains(rerr, "kai:") {
+		t.Errorf("render: exit %d, stderr %q; want 0 and nothing of KAI", code, rerr)
+	}
+	_, stdout, _, code := runInTempDir(t, files, "diff", "old.toml", "tenancy.toml")
+	if code != exitOK || stdout == "" {
+		t.Errorf("diff: exit %d, stdout %q; want 0 and a report", code, stdout)
+	}
+	_, stdout, _, code = runInTempDir(t, files, "explain")
+	if code != exitOK || !strings.Contains(stdout, "\nBackend: kueue (the agreement's backend key)\n") {
+		t.Errorf("explain: exit %d; want 0 and the backend named:\n%s", code, stdout)
+	}
+}
+
+// TestExplainBackend: explain --backend kai says what KAI cannot hold of
+// an agreement KAI accepts (warnings named "kai:"), and explain without it
+// Kueue's, render's default.
+func TestExplainBackend(t *testing.T) {
+	files := map[string]string{"tenancy.toml": rootAgreementText(t)}
+	_, stdout, _, code := runInTempDir(t, files, "explain", "--backend", "kai")
+	if code != exitOK {
+		t.Fatalf("explain --backend kai: exit %d", code)
+	}
+	for _, want := range []string{"\nBackend: kai (--backend)\n", "kai: KAI has no lending limit"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("explain --backend kai lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, stdout, _, _ = runInTempDir(t, files, "explain")
+	if strings.Contains(stdout, "kai: ") {
+		t.Errorf("explain without --backend shows KAI's warnings:\n%s", stdout)
 	}
 }
 

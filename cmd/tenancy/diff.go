@@ -32,8 +32,12 @@ capacity and how much of it is guaranteed, teams that lose guaranteed GPUs,
 warnings the new side adds), then every rendered object that is added,
 removed or changed, with field-level changes and a unified YAML diff.
 
-Both sides are rendered with the same --backend and --kueue-api. One of OLD
-and NEW may be -, read from stdin and named <stdin>:
+Both sides are rendered with the same --kueue-api, and with --backend when it
+is given (which each side's backend key must name); without it, each side for
+the backend its own backend key names first (Kueue without the key), so a
+change of the key shows as the objects it replaces.
+
+One of OLD and NEW may be -, read from stdin and named <stdin>:
   git show main:tenancy.toml | tenancy diff - tenancy.toml
 
 With --base, FILE (default ./tenancy.toml) is read at revision REV with

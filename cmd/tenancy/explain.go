@@ -17,7 +17,7 @@ import (
 )
 
 func runExplain(e *env, args []string) int {
-	fs := newFlagSet(e, "explain", "explain [FILE]", `
+	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [FILE]", `
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
@@ -26,14 +26,20 @@ and per flavor what every team is guaranteed, lends, never lends, may borrow
 and may use at most; then the priorities, the topology and the warnings.
 
 The tables come from the same validated plan render uses, with every default
-applied, so they say what the manifests will do. On any error the exit status
-is 1, the problems are on stderr and nothing is written to stdout.
+applied, so they say what the manifests will do. The warnings say what the
+backend cannot hold exactly (KAI: lendable below guaranteed, reclaim "wait",
+a department's lendable, several flavors): those of every backend the
+agreement's backend key names, Kueue's without the key, or --backend's. On
+any error the exit status is 1, the problems are on stderr and nothing is
+written to stdout.
 
 Examples:
   tenancy explain                                  # ./tenancy.toml
+  tenancy explain --backend kai                    # what KAI cannot hold of it
   git show main:tenancy.toml | tenancy explain -   # the agreement on main
   tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant
   tenancy explain --at -12h                        # lending windows 12 hours ago`)
+	backend := fs.String("backend", "", backendUsage("explain for"))
 	atFlag := fs.String("at", "now", "the instant lending windows are shown at, as report's --from and --to: RFC 3339 (2026-12-07T21:00:00+01:00) or relative (-12h, -1d, now); shown in UTC")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -48,13 +54,18 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy explain: --at: %v\n", err)
 		return exitUsage
 	}
-	p, warnings, code := checkFile(e, path, generator.Options{})
+	opts, err := backendOptions(*backend, "")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy explain: %v\n", err)
+		return exitUsage
+	}
+	p, warnings, code := checkFile(e, path, opts, generator.CheckAll)
 	if p == nil {
 		return code
 	}
 	// Built whole, then written once: an error never leaves half a table.
 	var out bytes.Buffer
-	writeExplanation(&out, agreementName(path), p, warnings, at)
+	writeExplanation(&out, agreementName(path), p, opts, warnings, at)
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy explain: write output: %v\n", err)
 		return exitFailure
@@ -64,7 +75,7 @@ Examples:
 
 // writeExplanation writes the plan as text. It reads the plan only, never
 // the TOML, so what it says is what the backends render.
-func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []generator.Diagnostic, at time.Time) {
+func writeExplanation(w io.Writer, file string, p *plan.Agreement, opts generator.Options, warnings []generator.Diagnostic, at time.Time) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
 	explainTeams(w, p)
@@ -77,7 +88,34 @@ func writeExplanation(w io.Writer, file string, p *plan.Agreement, warnings []ge
 	explainTopology(w, p)
 	explainGuardrails(w, p)
 	explainColumns(w)
+	explainBackends(w, p, opts)
 	explainWarnings(w, warnings)
+}
+
+// explainBackends says which backends the warnings below are for, and why
+// those: the flag, the agreement's backend key, or render's default.
+func explainBackends(w io.Writer, p *plan.Agreement, opts generator.Options) {
+	backends := opts.Backends(p)
+	names := make([]string, len(backends))
+	for i, b := range backends {
+		names[i] = string(b)
+	}
+	title := "Backend"
+	if len(names) > 1 {
+		title = "Backends"
+	}
+	var why string
+	switch {
+	case opts.Backend != "":
+		why = "--backend"
+	case p.Backend == nil:
+		why = "the agreement has no backend key: render's default"
+	case len(names) > 1:
+		why = fmt.Sprintf("the agreement's backend key; render uses %s unless told otherwise", names[0])
+	default:
+		why = "the agreement's backend key"
+	}
+	fmt.Fprintf(w, "\n%s: %s (%s)\n", title, strings.Join(names, ", "), why)
 }
 
 func plural(n int, noun string) string {

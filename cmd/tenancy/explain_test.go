@@ -129,10 +129,16 @@ Run 'tenancy explain --help' for usage.
 `,
 		},
 		"unknown flag": {
-			args:     []string{"--backend", "kai"},
+			args:     []string{"--bakend", "kai"},
 			wantCode: exitUsage,
-			wantStderr: `tenancy explain: unknown flag: --backend
+			wantStderr: `tenancy explain: unknown flag: --bakend
 Run 'tenancy explain --help' for usage.
+`,
+		},
+		"unknown backend": {
+			args:     []string{"--backend", "volcano"},
+			wantCode: exitUsage,
+			wantStderr: `tenancy explain: invalid options: backend "volcano": must be kueue or kai
 `,
 		},
 	}
@@ -172,7 +178,7 @@ func TestExplainHelp(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("stderr = %q, want empty", stderr)
 	}
-	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [FILE]\n\nPrint the agreement in FILE") {
+	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [FILE]\n\nPrint the agreement in FILE") {
 		t.Errorf("help does not start with the synopsis and description:\n%s", stdout)
 	}
 }

@@ -100,12 +100,28 @@ type backendFlags struct {
 }
 
 func (b *backendFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&b.backend, "backend", "kueue", "scheduler to render for: kueue or kai")
+	fs.StringVar(&b.backend, "backend", "", backendUsage("render for"))
 	fs.StringVar(&b.kueueAPI, "kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
 }
 
+// backendUsage is the --backend flag's usage for a command that does what.
+func backendUsage(what string) string {
+	return "scheduler to " + what + ": kueue or kai (default: the agreement's backend key, its first when it names both; kueue without it)"
+}
+
 func (b *backendFlags) options() (generator.Options, error) {
-	return generator.Options{Backend: generator.Backend(b.backend), KueueAPI: b.kueueAPI}.Normalize()
+	return backendOptions(b.backend, b.kueueAPI)
+}
+
+// backendOptions are the options of --backend and --kueue-api; a backend
+// the agreement does not name is refused at its backend key, as asked for
+// by --backend.
+func backendOptions(backend, kueueAPI string) (generator.Options, error) {
+	o := generator.Options{Backend: generator.Backend(backend), KueueAPI: kueueAPI}
+	if backend != "" {
+		o.BackendFrom = "--backend"
+	}
+	return o.Normalize()
 }
 
 // agreementPath returns the single optional FILE argument, tenancy.toml by default.

@@ -11,7 +11,8 @@ import (
 
 // initAgreement is what tenancy init writes: a small agreement every key of
 // which is explained in a comment, the optional ones commented out with an
-// example value. It passes check for both backends without a warning; tests
+// example value. It passes check without a warning for Kueue, as written,
+// and for KAI with its backend key saying so; tests
 // hold its keys to the decoder's (init_test.go).
 //
 //go:embed init.toml
@@ -23,7 +24,8 @@ Write a commented agreement to FILE (default ./tenancy.toml; - prints it on
 stdout) to start from: one flavor of 16 GPUs shared by three teams, with every
 key explained and the optional ones (node labels, reclaim, lending windows,
 priorities, departments, topology, guardrails, monitoring) commented out with
-an example value. It passes tenancy check as written, for Kueue and for KAI.
+an example value. Its backend key says Kueue; it passes tenancy check as
+written, and for KAI once the key says "kai".
 
 An existing FILE is left alone (exit 1) unless --force replaces it.
 

@@ -17,17 +17,27 @@ import (
 	"github.com/tenancy-dev/tenancy/internal/schematest"
 )
 
-// TestInitAgreementChecksAndRenders: what init writes is valid for both
-// backends without a single warning, and renders for Kueue (both API
-// versions) and KAI, so a new user's first check, render and sync succeed.
+// TestInitAgreementChecksAndRenders: what init writes is valid without a
+// single warning, and renders for Kueue (both API versions) as written and
+// for KAI once its backend key says kai, so a new user's first check,
+// render and sync succeed.
 func TestInitAgreementChecksAndRenders(t *testing.T) {
-	src := generator.Source{Path: "tenancy.toml", Data: initAgreement}
-	for _, opts := range []generator.Options{
-		{Backend: generator.Kueue},
-		{Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
-		{Backend: generator.KAI},
+	const kueueKey = `backend = "kueue"`
+	if !strings.Contains(string(initAgreement), "\n"+kueueKey+" ") {
+		t.Fatalf("init.toml does not write %s", kueueKey)
+	}
+	forKAI := strings.Replace(string(initAgreement), kueueKey, `backend = "kai"  `, 1)
+	for _, tc := range []struct {
+		name string
+		opts generator.Options
+		data []byte
+	}{
+		{"kueue v1beta2", generator.Options{}, initAgreement},
+		{"kueue v1beta1", generator.Options{KueueAPI: generator.KueueV1beta1}, initAgreement},
+		{"kai", generator.Options{}, []byte(forKAI)},
 	} {
-		t.Run(string(opts.Backend)+" "+opts.KueueAPI, func(t *testing.T) {
+		src, opts := generator.Source{Path: "tenancy.toml", Data: tc.data}, tc.opts
+		t.Run(tc.name, func(t *testing.T) {
 			_, warnings, err := generator.Check(src, opts)
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("Check: %v, warnings:\n%v", err, warnings)
@@ -281,10 +291,12 @@ func TestInitThenCheck(t *testing.T) {
 	if _, stderr, code := runIn(dir, "init"); code != exitOK {
 		t.Fatalf("init: exit %d, %s", code, stderr)
 	}
-	for _, args := range [][]string{{"check"}, {"check", "--backend", "kai"}} {
-		if _, stderr, code := runIn(dir, args...); code != exitOK || stderr != "tenancy.toml: valid\n" {
-			t.Errorf("%v after init: exit %d, stderr %q; want 0 and valid without a warning", args, code, stderr)
-		}
+	if _, stderr, code := runIn(dir, "check"); code != exitOK || stderr != "tenancy.toml: valid\n" {
+		t.Errorf("check after init: exit %d, stderr %q; want 0 and valid without a warning", code, stderr)
+	}
+	// The template says it is for Kueue: KAI is refused at that key.
+	if _, stderr, code := runIn(dir, "check", "--backend", "kai"); code != exitFailure || !strings.Contains(stderr, "tenancy.toml:16:11: backend: ") {
+		t.Errorf("check --backend kai after init: exit %d, stderr %q; want 1 and the refusal at the backend key", code, stderr)
 	}
 	if !slices.ContainsFunc(commands, func(c command) bool { return c.name == "init" }) {
 		t.Error("init is not in the command list")

@@ -49,7 +49,7 @@ func init() {
 	commands = []command{
 		{"init", "write a commented agreement to start from (./tenancy.toml, or - for stdout)", runInit},
 		{"render", "print the agreement's manifests as one YAML stream", runRender},
-		{"check", "run render's checks without output (both backends by default); exit 0 when valid, 1 when not", runCheck},
+		{"check", "run render's checks without output (for the agreement's backends); exit 0 when valid, 1 when not", runCheck},
 		{"explain", "print the agreement as a table a person reads", runExplain},
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},

@@ -23,7 +23,7 @@ error the exit status is 1 and nothing is written to stdout; usage errors
 exit 2.
 
 Examples:
-  tenancy render                                   # ./tenancy.toml, Kueue v1beta2
+  tenancy render                                   # ./tenancy.toml, for the backend it names
   tenancy render --backend kai clusters/prod/tenancy.toml
   tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -
   git show main:tenancy.toml | tenancy render -   # the agreement on main`)
@@ -112,15 +112,17 @@ func renderFile(e *env, path string, opts generator.Options) (*generator.Result,
 	return res, exitOK
 }
 
-// checkFile reads the agreement and runs every check render runs for opts;
-// on failure it reports on stderr and returns a nil plan with the exit code.
-func checkFile(e *env, path string, opts generator.Options) (*plan.Agreement, []generator.Diagnostic, int) {
+// checkFile reads the agreement and runs check on it (generator.Check:
+// every check render runs for opts; generator.CheckAll: for every backend
+// the agreement names); on failure it reports on stderr and returns a nil
+// plan with the exit code.
+func checkFile(e *env, path string, opts generator.Options, check func(generator.Source, generator.Options) (*plan.Agreement, []generator.Diagnostic, error)) (*plan.Agreement, []generator.Diagnostic, int) {
 	src, err := readAgreement(e, path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return nil, nil, exitFailure
 	}
-	p, warnings, err := generator.Check(src, opts)
+	p, warnings, err := check(src, opts)
 	if err != nil {
 		return nil, nil, reportError(e, err)
 	}

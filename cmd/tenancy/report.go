@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/promrange"
+	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
@@ -94,10 +95,11 @@ Examples:
 	if !ok {
 		return exitUsage
 	}
-	p, _, code := checkFile(e, path, opts)
+	p, _, code := checkFile(e, path, opts, generator.Check)
 	if p == nil {
 		return code
 	}
+	opts = opts.Resolve(p)
 	m, err := chargeback.NewModel(p, opts.Backend)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)

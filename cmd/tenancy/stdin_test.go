@@ -236,7 +236,7 @@ func TestStdinInHelp(t *testing.T) {
 		},
 		"diff": {
 			args:       []string{"diff", "--help"},
-			wantStdout: []string{"One of OLD\nand NEW may be -", "git show main:tenancy.toml | tenancy diff - tenancy.toml"},
+			wantStdout: []string{"One of OLD and NEW may be -", "git show main:tenancy.toml | tenancy diff - tenancy.toml"},
 		},
 	}
 	for name, tc := range tests {

@@ -83,6 +83,7 @@ Examples:
 	if err != nil {
 		return reportError(e, err)
 	}
+	opts = opts.Resolve(p)
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	if *kubeconfig != "" {
 		loading.ExplicitPath = *kubeconfig

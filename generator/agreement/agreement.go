@@ -54,9 +54,13 @@ const DefaultResource = "nvidia.com/gpu"
 
 // Agreement is the decoded file, in document order.
 type Agreement struct {
-	File       string
-	Version    Int
-	Name       Str
+	File    string
+	Version Int
+	Name    Str
+	// Backend is the top-level backend key: the schedulers the agreement
+	// is written for, in the order written (a string is a list of one).
+	// Unset when absent; Pos is the value's, the string or the array.
+	Backend    Scalar[[]Str]
 	Flavors    []*Flavor
 	Priorities []*Priority
 	Teams      []*Team

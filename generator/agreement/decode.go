@@ -15,7 +15,7 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components"}
+	rootKeys       = []string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components"}
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
@@ -35,6 +35,7 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 
 	a.Version = d.int(t.Get("version"), field.NewPath("version"))
 	a.Name = d.str(t.Get("name"), field.NewPath("name"))
+	a.Backend = d.backend(t.Get("backend"), field.NewPath("backend"))
 
 	if v := d.table(t.Get("flavors"), field.NewPath("flavors")); v != nil {
 		for _, name := range v.Table.Keys {
@@ -168,6 +169,29 @@ func (d *decoder) strings(v *load.Value, path *field.Path) []Str {
 		if s.IsSet() {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// backend decodes the backend key: one name (backend = "kueue") or a list
+// (backend = ["kueue", "kai"]); either way a list of names, in the order
+// written. Which names are known is validate's to say.
+func (d *decoder) backend(v *load.Value, path *field.Path) Scalar[[]Str] {
+	if v == nil {
+		return Scalar[[]Str]{Path: path}
+	}
+	out := Scalar[[]Str]{Pos: v.Pos, Path: path, State: Set}
+	switch v.Kind {
+	case load.String:
+		out.Value = []Str{{Value: v.Str, State: Set, Pos: v.Pos, Path: path}}
+	case load.Array:
+		out.Value = d.strings(v, path)
+		if len(out.Value) < len(v.Items) {
+			out.State = Invalid // an item that is not a string, reported
+		}
+	default:
+		d.typeError(v, path, `a string ("kueue" or "kai") or an array of them`)
+		out.State = Invalid
 	}
 	return out
 }

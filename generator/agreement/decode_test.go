@@ -78,6 +78,20 @@ levels = ["kubernetes.io/hostname"]
 			src:  "departments = 3\n",
 			want: diag.List{decodeErr(1, 15, "departments", field.ErrorTypeTypeInvalid)},
 		},
+		"backend as a string": {
+			src: "backend = \"kai\"\n",
+		},
+		"backend as a list": {
+			src: "backend = [\"kueue\", \"kai\"]\n",
+		},
+		"backend as a number": {
+			src:  "backend = 1\n",
+			want: diag.List{decodeErr(1, 11, "backend", field.ErrorTypeTypeInvalid)},
+		},
+		"backend list holding a number": {
+			src:  "backend = [\"kueue\", 2]\n",
+			want: diag.List{decodeErr(1, 21, "backend[1]", field.ErrorTypeTypeInvalid)},
+		},
 		"unknown key at the top": {
 			src:  "version = 1\nnmae = \"pool\"\n",
 			want: diag.List{decodeErr(2, 1, "nmae", field.ErrorTypeNotSupported)},
@@ -287,6 +301,7 @@ levels = ["kubernetes.io/hostname"]
 		File:    "tenancy.toml",
 		Version: agreement.Int{Value: 1, State: agreement.Set, Pos: pos(1, 11), Path: path("version")},
 		Name:    agreement.Str{Value: "gpu-pool", State: agreement.Set, Pos: pos(2, 8), Path: path("name")},
+		Backend: agreement.Scalar[[]agreement.Str]{Path: path("backend")}, // TestDecodeBackend covers the key
 		Flavors: []*agreement.Flavor{{
 			Name:     "h100",
 			Pos:      pos(3, 10),
@@ -515,5 +530,48 @@ value = 100
 	}}
 	if diff := cmp.Diff(want, got.Priorities, diagtest.Opts); diff != "" {
 		t.Errorf("priorities (-want,+got):\n%s", diff)
+	}
+}
+
+// TestDecodeBackend: the backend key is a list of names either way it is
+// written, each name at its own position, the key's value at the key's.
+func TestDecodeBackend(t *testing.T) {
+	type name struct {
+		Value string
+		Pos   agreement.Pos
+	}
+	tests := map[string]struct {
+		src       string
+		wantState agreement.State
+		wantPos   agreement.Pos
+		want      []name
+	}{
+		"absent": {src: "version = 1\n", wantState: agreement.Unset},
+		"one name": {
+			src:       "backend = \"kueue\"\n",
+			wantState: agreement.Set, wantPos: agreement.Pos{Line: 1, Column: 11},
+			want: []name{{"kueue", agreement.Pos{Line: 1, Column: 11}}},
+		},
+		"a list, in the order written": {
+			src:       "backend = [\"kai\", \"kueue\"]\n",
+			wantState: agreement.Set, wantPos: agreement.Pos{Line: 1, Column: 11},
+			want: []name{{"kai", agreement.Pos{Line: 1, Column: 12}}, {"kueue", agreement.Pos{Line: 1, Column: 19}}},
+		},
+		"not a string": {src: "backend = true\n", wantState: agreement.Invalid, wantPos: agreement.Pos{Line: 1, Column: 11}},
+	}
+	for label, tc := range tests {
+		t.Run(label, func(t *testing.T) {
+			a, _ := decodeSource(t, tc.src)
+			var got []name
+			for _, s := range a.Backend.Value {
+				got = append(got, name{s.Value, s.Pos})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("names (-want,+got):\n%s", diff)
+			}
+			if a.Backend.State != tc.wantState || a.Backend.Pos != tc.wantPos {
+				t.Errorf("state %v at %v, want %v at %v", a.Backend.State, a.Backend.Pos, tc.wantState, tc.wantPos)
+			}
+		})
 	}
 }

@@ -272,6 +272,26 @@ borrow = 2
 `,
 			schemaOK: true, checkOK: true,
 		},
+		"backend named": {
+			doc:      "backend = \"kai\"\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: true, checkOK: true,
+		},
+		"both backends named": {
+			doc:      "backend = [\"kueue\", \"kai\"]\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: true, checkOK: true,
+		},
+		"unknown backend": {
+			doc:      "backend = \"volcano\"\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
+		"no backend in the list": {
+			doc:      "backend = []\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
+		"backend named twice": {
+			doc:      "backend = [\"kai\", \"kai\"]\n" + header + "[teams.a]\nguaranteed = 1\n",
+			schemaOK: false, checkOK: false, at: "backend",
+		},
 		"typo in a team key": {
 			doc:      header + "[teams.training]\nguaranteed = 16\nlendible = 8\n",
 			schemaOK: false, checkOK: false, at: "teams/training",
@@ -585,7 +605,7 @@ func TestSchemaNeverStricterThanCheck(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	accepted := 0
-	for i := range 400 {
+	for i := range 500 {
 		doc := mutate(rng, deepCopy(docs[i%len(docs)]).(map[string]any))
 		src, err := toml.Marshal(doc)
 		if err != nil {
@@ -601,7 +621,7 @@ func TestSchemaNeverStricterThanCheck(t *testing.T) {
 	}
 	// The mutations must leave valid agreements often enough to mean something.
 	if accepted < 100 {
-		t.Errorf("only %d of 400 mutated agreements were valid", accepted)
+		t.Errorf("only %d of 500 mutated agreements were valid", accepted)
 	}
 }
 
@@ -627,7 +647,7 @@ func mutate(rng *rand.Rand, doc map[string]any) map[string]any {
 		case int64:
 			table[key] = int64(rng.IntN(40) - 2)
 		case string:
-			choices := []string{v, "preempt", "wait", "Exists", "Equal", "NoSchedule", "nvidia.com/gpu", "x"}
+			choices := []string{v, "preempt", "wait", "Exists", "Equal", "NoSchedule", "nvidia.com/gpu", "kueue", "kai", "x"}
 			table[key] = choices[rng.IntN(len(choices))]
 		default:
 			if key != "version" && key != "name" {

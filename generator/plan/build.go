@@ -17,6 +17,15 @@ import (
 // to decode is its zero value there, and such a plan is never rendered.
 func Build(a *agreement.Agreement) *Agreement {
 	out := &Agreement{File: a.File, Name: a.Name.Value, NameOrigin: origin(a.Name.Pos, a.Name.Path)}
+	// A key that failed to decode is left out, as if absent: its error is
+	// reported, and such a plan is never rendered.
+	if a.Backend.IsSet() {
+		out.Backend = &BackendKey{Origin: origin(a.Backend.Pos, a.Backend.Path)}
+		for _, n := range a.Backend.Value {
+			out.Backend.Names = append(out.Backend.Names, n.Value)
+			out.Backend.Origins = append(out.Backend.Origins, origin(n.Pos, n.Path))
+		}
+	}
 	for _, f := range a.Flavors {
 		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: origin(f.Pos, f.Path),
 			ResourceOrigin: origin(f.Resource.Pos, f.Resource.Path), CapacityOrigin: origin(f.Capacity.Pos, f.Capacity.Path)}

@@ -22,6 +22,11 @@ type Agreement struct {
 	File       string // the agreement's name in diagnostics
 	Name       string // the shared pool: Kueue Cohort, KAI parent queue
 	NameOrigin diag.Origin
+	// Backend is the agreement's backend key, the schedulers it is written
+	// for; nil when the key is absent. Which backend a render uses is the
+	// facade's choice (generator.Options), made from this and the options.
+	// A key whose value failed to decode is nil too.
+	Backend    *BackendKey
 	Flavors    []Flavor   // in the file's order: Kueue tries them in this order
 	Priorities []Priority // sorted by value descending, then name
 	Teams      []Team     // sorted by name
@@ -33,6 +38,15 @@ type Agreement struct {
 	// Source is the agreement's bytes, for the family that ships the
 	// agreement itself (the windows controller's ConfigMap).
 	Source []byte
+}
+
+// BackendKey is the backend key as written: its names in the file's order
+// (a string is a list of one), each with its origin, and the origin of the
+// key's value.
+type BackendKey struct {
+	Names   []string
+	Origins []diag.Origin // Origins[i] is Names[i]'s
+	Origin  diag.Origin
 }
 
 // Flavor is one kind of GPU and how many of it the cluster has.

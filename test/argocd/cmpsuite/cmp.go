@@ -64,7 +64,8 @@ func (s *suite) testParametersAnnounced(t *testing.T) {
 	for _, p := range resp.ParameterAnnouncements {
 		got = append(got, p.Name+"="+p.String)
 	}
-	if diff := cmp.Diff([]string{"backend=kueue", "kueueAPI="}, got); diff != "" {
+	// No default backend: unset, the agreement's backend key chooses.
+	if diff := cmp.Diff([]string{"backend=", "kueueAPI="}, got); diff != "" {
 		t.Errorf("announced parameters (-want,+got):\n%s", diff)
 	}
 }
@@ -251,4 +252,46 @@ func (s *suite) testGenerateFailsClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testGenerateBackendKey: the plugin renders for the backend the
+// agreement's backend key names, as tenancy render does without --backend,
+// and a parameter asking for a backend the key does not name fails the
+// sync with the key's file:line:col.
+func (s *suite) testGenerateBackendKey(t *testing.T) {
+	reference := s.referenceAgreement(t)
+	withKey := func(key string) map[string][]byte {
+		return map[string][]byte{appPath + "/tenancy.toml": append([]byte(key+"\n"), reference...)}
+	}
+	t.Run("the agreement names kai", func(t *testing.T) {
+		repo := newRepo(t, withKey(`backend = "kai"`))
+		resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: &Plugin{}, apiVersions: clusterV1beta2}))
+		if err != nil {
+			t.Fatalf("GenerateManifest: %v", err)
+		}
+		got := s.objects(t, resp.Manifests...)
+		want := s.objects(t, string(s.render(t, filepath.Join(repo, appPath))))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("plugin output differs from tenancy render (-want,+got):\n%s", diff)
+		}
+		if diff := cmp.Diff(apiVersionsKAI, apiVersions(got)); diff != "" {
+			t.Errorf("apiVersions (-want,+got):\n%s", diff)
+		}
+	})
+	t.Run("a parameter asks for a backend the agreement does not name", func(t *testing.T) {
+		repo := newRepo(t, withKey(`backend = "kueue"`))
+		resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: &Plugin{Parameters: []Parameter{
+			{Name: "backend", String: str("kai")},
+		}}, apiVersions: clusterV1beta2}))
+		if err == nil {
+			t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
+		}
+		if n := len(resp.Manifests); n != 0 {
+			t.Errorf("GenerateManifest returned %d manifests with its error", n)
+		}
+		want := "tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai"
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	})
 }

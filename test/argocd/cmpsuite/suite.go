@@ -23,6 +23,7 @@ func Run(t *testing.T, argo ArgoCD) {
 	t.Run("PluginConfiguration", s.testPluginConfiguration)
 	t.Run("Generate", s.testGenerate)
 	t.Run("GenerateFailsClosed", s.testGenerateFailsClosed)
+	t.Run("GenerateBackendKey", s.testGenerateBackendKey)
 	t.Run("InstallComponent", s.testInstallComponent)
 }
 
