@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
@@ -256,13 +256,13 @@ func TestGuardrailsKueue(t *testing.T) {
 
 		// NVIDIA's device variables: the toolkit would hand the node's GPUs
 		// to a container the device plugin gave none.
-		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
+		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
 			"in this Pod, container", "sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin", "the NVIDIA container toolkit reads it"),
-		alice.Probe(t, "a CPU pod setting a MIG configuration device list", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "NVIDIA_MIG_CONFIG_DEVICES", "0"), nil), "sets NVIDIA_MIG_CONFIG_DEVICES"),
-		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=void", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "void"), nil)),
-		alice.Probe(t, "a CPU pod setting CUDA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "CUDA_VISIBLE_DEVICES", "0"), nil)),
-		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, withEnv(workload.GPUPodSpec(gpu, 1), "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
-		alice.Probe(t, "a CPU Deployment setting NVIDIA_VISIBLE_DEVICES", workload.Deployments, workload.DeploymentOf("probe", nil, nil, withEnv(workload.CPUAlways(), "NVIDIA_VISIBLE_DEVICES", "all")), "in this Deployment", "sets NVIDIA_VISIBLE_DEVICES"),
+		alice.Probe(t, "a CPU pod setting a MIG configuration device list", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_MIG_CONFIG_DEVICES", "0"), nil), "sets NVIDIA_MIG_CONFIG_DEVICES"),
+		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=void", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "void"), nil)),
+		alice.Probe(t, "a CPU pod setting CUDA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "CUDA_VISIBLE_DEVICES", "0"), nil)),
+		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, workload.WithEnv(workload.GPUPodSpec(gpu, 1), "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
+		alice.Probe(t, "a CPU Deployment setting NVIDIA_VISIBLE_DEVICES", workload.Deployments, workload.DeploymentOf("probe", nil, nil, workload.WithEnv(workload.CPUAlways(), "NVIDIA_VISIBLE_DEVICES", "all")), "in this Deployment", "sets NVIDIA_VISIBLE_DEVICES"),
 
 		// Jobs.
 		alice.Probe(t, "a GPU Job without a queue", workload.Jobs, workload.JobOf("", "probe", nil, workload.GPUPodSpec(gpu, 8)), "this Job requests GPUs", refused),
@@ -322,6 +322,38 @@ func TestGuardrailsKueue(t *testing.T) {
 	alice.Real = false
 	waitMadePods(t, alice, 5)
 
+	// kubectl debug: an ephemeral container, added through the Pod's
+	// ephemeralcontainers subresource, may not choose GPUs either. The
+	// built-in admin role does not grant that subresource, so the cluster's
+	// admin asks (whom the policy does not trust either).
+	debugged, err := alice.Kube.CoreV1().Pods("training").Create(ctxFor(t), workload.PodOf("training", "debugged", nil, workload.CPUPodSpec()), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.cp.Kube.CoreV1().Pods("training").Delete(context.Background(), debugged.Name, metav1.DeleteOptions{})
+	})
+	debug := func(what, value string, want ...string) probe.Attempt {
+		return probe.Attempt{What: what, Create: func(ctx context.Context) error {
+			// The node's status updates race the update: retry conflicts.
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				p, err := env.cp.Kube.CoreV1().Pods("training").Get(ctx, debugged.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+					Name: "debug", Image: "registry.invalid/debug", Env: []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: value}},
+				}}}
+				_, err = env.cp.Kube.CoreV1().Pods("training").UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			})
+		}, Want: want}
+	}
+	try(t, []probe.Attempt{
+		debug("an ephemeral container setting NVIDIA_VISIBLE_DEVICES=all", "all", "container debug sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin"),
+		debug("an ephemeral container hiding GPUs", "void"),
+	})
+
 	// The real controllers: a GPU Job the team submits on its queue is
 	// admitted by Kueue, and the Job controller (under its own service
 	// account) creates its pods, with no queue label and an owner.
@@ -345,15 +377,6 @@ func TestGuardrailsKueue(t *testing.T) {
 	}
 
 	checkUpdates(t, objs, alice, enforced)
-}
-
-// withEnv sets the environment variable name=value on every container of s.
-func withEnv(s corev1.PodSpec, name, value string) corev1.PodSpec {
-	s.Containers = slices.Clone(s.Containers)
-	for i := range s.Containers {
-		s.Containers[i].Env = append(slices.Clone(s.Containers[i].Env), corev1.EnvVar{Name: name, Value: value})
-	}
-	return s
 }
 
 // parallel makes j a Job of n pods at once (parallelism and completions).

@@ -3,7 +3,6 @@ package kai
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -374,10 +373,10 @@ func TestKAIGuardrails(t *testing.T) {
 
 		// NVIDIA's device variables: the toolkit would hand the node's GPUs
 		// to a container the device plugin gave none.
-		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
+		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
 			"in this Pod, container", "sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin", "the NVIDIA container toolkit reads it"),
-		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=none", workload.Pods, workload.PodWith(nil, withEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "none"), nil)),
-		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, withEnv(kaiGPU, "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
+		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=none", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "none"), nil)),
+		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, workload.WithEnv(kaiGPU, "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
 
 		// Owners: only a trusted controller makes owned GPU objects.
 		alice.Probe(t, "a GPU pod owned by a ConfigMap labelled with its queue", workload.Pods, workload.WithOwner(workload.PodWith(own, kaiGPU, nil), "ConfigMap"), ownedBy, "KAI's podgrouper reads the queue of the top owner"),
@@ -571,13 +570,4 @@ func asksForGPUs(p *corePod) bool {
 		}
 	}
 	return false
-}
-
-// withEnv sets the environment variable name=value on every container of s.
-func withEnv(s corev1.PodSpec, name, value string) corev1.PodSpec {
-	s.Containers = slices.Clone(s.Containers)
-	for i := range s.Containers {
-		s.Containers[i].Env = append(slices.Clone(s.Containers[i].Env), corev1.EnvVar{Name: name, Value: value})
-	}
-	return s
 }
