@@ -116,11 +116,11 @@ func jobPods(spec, meta string) string {
 		"[" + spec + "].map(s, ([s.?parallelism.orValue(1)] + (has(s.completions) ? [s.completions] : [])).min())[0])[0]"
 }
 
-// sizesExpr lists [resource, count] (count as a string: CEL's lists hold
-// one type) for each GPU resource of the
-// agreement: what the object needs at once. A pod is the unit under both
-// schedulers; Kueue admits a Job (and a CronJob's Jobs) whole, so its pods
-// count together there. KAI may start a Job's pods one by one.
+// sizesExpr lists [resource, count] for each GPU resource of the
+// agreement (count as a string: a CEL list holds one type): what the object
+// needs at once. A pod is the unit under both schedulers; Kueue admits a
+// Job (and a CronJob's Jobs) whole, so its pods count together there. KAI
+// starts a standard Job's pods one by one (its PodGroup's minMember is 1).
 func sizesExpr(b render.Backend) string {
 	count := "1"
 	if b == render.Kueue {
