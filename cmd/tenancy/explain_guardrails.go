@@ -16,7 +16,7 @@ func explainGuardrails(w io.Writer, p *plan.Agreement) {
 	fmt.Fprintln(w, "\nGuardrails (enforced by the API server in the team namespaces)")
 	tw := tableWriter(w)
 	tableRow(tw, "PART", "SETTING", "WHAT IT DOES")
-	tableRow(tw, "queue admission", onOff[g.QueueAdmission], "refuses GPU workloads that name no queue or another team's, GPUs and priorities outside the agreement")
+	tableRow(tw, "queue admission", onOff[g.QueueAdmission], "refuses GPU workloads that name no queue or another team's, GPUs and priorities outside the agreement, workloads larger than their team's guaranteed + borrow, NVIDIA device variables without a GPU request")
 	if g.DefaultQueue {
 		tableRow(tw, "default queue", "on", "Kueue: a LocalQueue default per team namespace for Jobs that name none")
 	}

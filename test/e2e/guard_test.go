@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
@@ -249,7 +250,19 @@ func TestGuardrailsKueue(t *testing.T) {
 		alice.Probe(t, "a privileged pod in a team namespace", workload.Pods, workload.PodWith(own, privileged, nil), `violates PodSecurity "baseline:latest"`, "privileged"),
 		alice.Probe(t, "a GPU Pod with a priority the agreement does not have", workload.Pods, workload.PodWith(prio("urgent"), workload.GPUPodSpec(gpu, 1), nil), "priority urgent is not a priority of the agreement gpu-pool"),
 		alice.Probe(t, "a GPU Pod with a priority of the agreement", workload.Pods, workload.PodWith(prio("critical"), workload.GPUPodSpec(gpu, 1), nil)),
-		alice.Probe(t, "a pod asking for more GPUs than the pool has, on its queue", workload.Pods, workload.PodWith(own, workload.GPUPodSpec(gpu, 64), nil)),
+		alice.Probe(t, "a pod asking for more GPUs than the pool has, on its queue", workload.Pods, workload.PodWith(own, workload.GPUPodSpec(gpu, 64), nil), "this Pod needs 64 nvidia.com/gpu at once, but team training can use at most 24"),
+		alice.Probe(t, "a pod asking for one GPU more than its team can ever use", workload.Pods, workload.PodWith(own, workload.GPUPodSpec(gpu, 25), nil),
+			"this Pod needs 25 nvidia.com/gpu at once, but team training can use at most 24 (guaranteed + borrow, in any lending window too)", "it would wait in the queue forever; ask for at most 24"),
+
+		// NVIDIA's device variables: the toolkit would hand the node's GPUs
+		// to a container the device plugin gave none.
+		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
+			"in this Pod, container", "sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin", "the NVIDIA container toolkit reads it"),
+		alice.Probe(t, "a CPU pod setting a MIG configuration device list", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_MIG_CONFIG_DEVICES", "0"), nil), "sets NVIDIA_MIG_CONFIG_DEVICES"),
+		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=void", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "void"), nil)),
+		alice.Probe(t, "a CPU pod setting CUDA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "CUDA_VISIBLE_DEVICES", "0"), nil)),
+		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, workload.WithEnv(workload.GPUPodSpec(gpu, 1), "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
+		alice.Probe(t, "a CPU Deployment setting NVIDIA_VISIBLE_DEVICES", workload.Deployments, workload.DeploymentOf("probe", nil, nil, workload.WithEnv(workload.CPUAlways(), "NVIDIA_VISIBLE_DEVICES", "all")), "in this Deployment", "sets NVIDIA_VISIBLE_DEVICES"),
 
 		// Jobs.
 		alice.Probe(t, "a GPU Job without a queue", workload.Jobs, workload.JobOf("", "probe", nil, workload.GPUPodSpec(gpu, 8)), "this Job requests GPUs", refused),
@@ -260,11 +273,14 @@ func TestGuardrailsKueue(t *testing.T) {
 		alice.Probe(t, "a GPU Job with a priority of the agreement", workload.Jobs, workload.JobOf("", "probe", prio("standard"), workload.GPUPodSpec(gpu, 1))),
 		alice.Probe(t, "a GPU Job on its queue with a forged JobSet owner", workload.Jobs, workload.WithOwner(workload.JobOf("", "probe", own, workload.GPUPodSpec(gpu, 1)), "JobSet"), "names a controller owner"),
 		alice.Probe(t, "a GPU Job whose template sets nodeName", workload.Jobs, workload.JobOf("", "probe", own, workload.SpecWith(workload.GPUPodSpec(gpu, 1), func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" })), "sets spec.nodeName"),
+		jobAttempt("a GPU Job of 4 pods of 8 GPUs, which Kueue admits whole", parallel(workload.JobOf("training", "probe", own, workload.GPUPodSpec(gpu, 8)), 4), "this Job needs 32 nvidia.com/gpu at once, but team training can use at most 24"),
+		jobAttempt("a GPU Job of 3 pods of 8 GPUs (a dry run: the table's Jobs are few)", parallel(workload.JobOf("training", "probe", own, workload.GPUPodSpec(gpu, 8)), 3)),
 		alice.Probe(t, "a GPU Job asking for an unshared MIG profile", workload.Jobs, workload.JobOf("", "probe", own, workload.GPUPodSpec("nvidia.com/mig-3g.40gb", 1)), "does not share"),
 
 		// CronJobs: their Jobs carry spec.jobTemplate's labels.
 		alice.Probe(t, "a GPU CronJob without a queue", workload.CronJobs, workload.CronJobOf(nil, nil, workload.GPUPodSpec(gpu, 1)), "this CronJob requests GPUs", refused),
-		alice.Probe(t, "a GPU CronJob with the queue on itself, not its jobTemplate", workload.CronJobs, workload.CronJobOf(own, nil, workload.GPUPodSpec(gpu, 1)), refused),
+		alice.Probe(t, "a GPU CronJob with the queue on itself, not its jobTemplate", workload.CronJobs, workload.CronJobOf(own, nil, workload.GPUPodSpec(gpu, 1)),
+			"carries the label kueue.x-k8s.io/queue-name on its own metadata only", "Kueue reads the queue of the Jobs the CronJob makes", "put the label kueue.x-k8s.io/queue-name: training on spec.jobTemplate.metadata.labels"),
 		alice.Probe(t, "a GPU CronJob with its jobTemplate on its queue", workload.CronJobs, workload.CronJobOf(nil, own, workload.GPUPodSpec(gpu, 1))),
 		alice.Probe(t, "a GPU CronJob with another team's jobTemplate queue", workload.CronJobs, workload.CronJobOf(nil, other, workload.GPUPodSpec(gpu, 1)), "queue research is not this team's"),
 		alice.Probe(t, "a GPU CronJob with an unknown jobTemplate priority", workload.CronJobs, workload.CronJobOf(nil, prio("urgent"), workload.GPUPodSpec(gpu, 1)), "priority urgent is not a priority"),
@@ -306,6 +322,38 @@ func TestGuardrailsKueue(t *testing.T) {
 	alice.Real = false
 	waitMadePods(t, alice, 5)
 
+	// kubectl debug: an ephemeral container, added through the Pod's
+	// ephemeralcontainers subresource, may not choose GPUs either. The
+	// built-in admin role does not grant that subresource, so the cluster's
+	// admin asks (whom the policy does not trust either).
+	debugged, err := alice.Kube.CoreV1().Pods("training").Create(ctxFor(t), workload.PodOf("training", "debugged", nil, workload.CPUPodSpec()), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.cp.Kube.CoreV1().Pods("training").Delete(context.Background(), debugged.Name, metav1.DeleteOptions{})
+	})
+	debug := func(what, value string, want ...string) probe.Attempt {
+		return probe.Attempt{What: what, Create: func(ctx context.Context) error {
+			// The node's status updates race the update: retry conflicts.
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				p, err := env.cp.Kube.CoreV1().Pods("training").Get(ctx, debugged.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+					Name: "debug", Image: "registry.invalid/debug", Env: []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: value}},
+				}}}
+				_, err = env.cp.Kube.CoreV1().Pods("training").UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			})
+		}, Want: want}
+	}
+	try(t, []probe.Attempt{
+		debug("an ephemeral container setting NVIDIA_VISIBLE_DEVICES=all", "all", "container debug sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin"),
+		debug("an ephemeral container hiding GPUs", "void"),
+	})
+
 	// The real controllers: a GPU Job the team submits on its queue is
 	// admitted by Kueue, and the Job controller (under its own service
 	// account) creates its pods, with no queue label and an owner.
@@ -329,6 +377,12 @@ func TestGuardrailsKueue(t *testing.T) {
 	}
 
 	checkUpdates(t, objs, alice, enforced)
+}
+
+// parallel makes j a Job of n pods at once (parallelism and completions).
+func parallel(j *batchv1.Job, n int32) *batchv1.Job {
+	j.Spec.Parallelism, j.Spec.Completions = &n, &n
+	return j
 }
 
 // waitPods waits until n pods match selector in training.

@@ -92,6 +92,11 @@ func resourceRules(b render.Backend) []admissionv1.NamedRuleWithOperations {
 				APIGroups: []string{f.group}, APIVersions: []string{f.version}, Resources: []string{f.resource}, Scope: &all,
 			},
 		}})
+		if f.resource == "pods" {
+			// kubectl debug adds ephemeral containers through this
+			// subresource, with the whole Pod as the object.
+			rules[len(rules)-1].Resources = append(rules[len(rules)-1].Resources, "pods/ephemeralcontainers")
+		}
 	}
 	return rules
 }

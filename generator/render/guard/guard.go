@@ -14,6 +14,7 @@
 package guard
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,14 @@ func data(p *plan.Agreement, b render.Backend) agreementData {
 	if b == render.Kueue && p.Guardrails.DefaultQueue {
 		queues = append(queues, DefaultQueueName)
 	}
-	return agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers}
+	most := map[string]map[string]int64{}
+	for _, t := range p.Teams {
+		most[t.Name] = map[string]int64{}
+		for _, res := range gpuResources(p) {
+			most[t.Name][res] = mostUsable(p, t, res)
+		}
+	}
+	return agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers, most: most}
 }
 
 // gpuResources lists the agreement's GPU resources once each, sorted.
@@ -178,6 +186,20 @@ func networkPolicy(p *plan.Agreement, t plan.Team, ns string) *networkingv1.Netw
 // CEL's, so a name from the agreement (a trusted controller) cannot end
 // the literal.
 func celString(s string) string { return strconv.Quote(s) }
+
+// celMost writes the teams' most usable GPUs as a CEL map literal, team →
+// resource → count, in sorted order so the render is stable.
+func celMost(most map[string]map[string]int64) string {
+	var teams []string
+	for _, t := range slices.Sorted(maps.Keys(most)) {
+		var res []string
+		for _, r := range slices.Sorted(maps.Keys(most[t])) {
+			res = append(res, celString(r)+": "+strconv.FormatInt(most[t][r], 10))
+		}
+		teams = append(teams, celString(t)+": {"+strings.Join(res, ", ")+"}")
+	}
+	return "{" + strings.Join(teams, ", ") + "}"
+}
 
 func celList(ss []string) string {
 	quoted := make([]string, len(ss))

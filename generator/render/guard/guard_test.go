@@ -486,7 +486,7 @@ func equalSpecs(a, b *admissionv1.ValidatingAdmissionPolicy) bool {
 	strip := func(p *admissionv1.ValidatingAdmissionPolicy) admissionv1.ValidatingAdmissionPolicySpec {
 		s := *p.Spec.DeepCopy()
 		s.Variables = slices.DeleteFunc(s.Variables, func(v admissionv1.Variable) bool {
-			return slices.Contains([]string{"pool", "gpus", "priorities", "queueNames", "trustedControllers"}, v.Name)
+			return slices.Contains([]string{"pool", "gpus", "priorities", "queueNames", "trustedControllers", "most"}, v.Name)
 		})
 		return s
 	}

@@ -23,6 +23,21 @@ var kaiGroupingAnnotations = []string{"pod-group-name", "kai.scheduler/skip-podg
 // kaiFractionAnnotations ask KAI for part of a GPU, with no GPU resource.
 var kaiFractionAnnotations = []string{"gpu-fraction", "gpu-memory"}
 
+// deviceEnvNames are the variables the NVIDIA container toolkit reads to
+// choose the devices it gives a container (its legacy and CDI modes alike):
+// the GPUs, MIG configuration and monitoring capabilities, and IMEX
+// channels. CUDA_VISIBLE_DEVICES is not one: it only narrows, inside the
+// container, the devices the container already has.
+var deviceEnvNames = []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS"}
+
+// hidingValues give a container no device at all ("" and void: no GPU
+// support; none: the driver without a device), so setting them is safe.
+var hidingValues = []string{"", "void", "none"}
+
+// kueueMinParallelism is the annotation that lets Kueue admit a Job with
+// fewer pods than its parallelism (partial admission).
+const kueueMinParallelism = "kueue.x-k8s.io/job-min-parallelism"
+
 // PolicyName names the queue policy of the pool, and its binding.
 func PolicyName(pool string) string { return pool + "-queues" }
 
@@ -43,6 +58,76 @@ func resourceKeys(c, pred string) string {
 // containers lists a pod template's containers and init containers.
 func containers(t string) string {
 	return "(" + t + ".?spec.?containers.orValue([]) + " + t + ".?spec.?initContainers.orValue([]))"
+}
+
+// allContainers lists every container of a pod template, ephemeral ones
+// (kubectl debug) included: each gets its environment.
+func allContainers(t string) string {
+	return "(" + t + ".?spec.?containers.orValue([]) + " + t + ".?spec.?initContainers.orValue([]) + " + t + ".?spec.?ephemeralContainers.orValue([]))"
+}
+
+// usesDevicePlugin is true when container c asks NVIDIA's device plugin for
+// a device (a nonzero nvidia.com/ resource): the plugin then sets the
+// container's devices itself, whatever its environment says.
+func usesDevicePlugin(c string) string {
+	nonzero := func(m string) string {
+		return c + ".?resources.?" + m + ".orValue({}).exists(k, k.startsWith('nvidia.com/') && string(" + c + ".resources." + m + "[k]) != '0')"
+	}
+	return nonzero("requests") + " || " + nonzero("limits")
+}
+
+// choosesDevices is true when env var e makes the NVIDIA container toolkit
+// give devices: one of its device variables, set to a value that is not a
+// hiding one, or read from elsewhere (valueFrom), which admission cannot see.
+func choosesDevices(e string) string {
+	return e + ".?name.orValue('') in " + celList(deviceEnvNames) + " && (has(" + e + ".valueFrom) || !(" + e + ".?value.orValue('') in " + celList(hidingValues) + "))"
+}
+
+// deviceEnvExpr lists, per pod template, "container X sets VAR" for each
+// container that chooses devices through its environment without asking
+// the device plugin for any.
+func deviceEnvExpr() string {
+	return "variables.templates.map(t, " + allContainers("t") + ".filter(c, !(" + usesDevicePlugin("c") + ") && c.?env.orValue([]).exists(e, " + choosesDevices("e") + "))" +
+		".map(c, 'container ' + c.?name.orValue('') + ' sets ' + c.env.filter(e, " + choosesDevices("e") + ")[0].name))"
+}
+
+// gpusOf is container c's count of GPU resource res (its request, else
+// its limit, as Kubernetes defaults it); 0 for what is no whole number.
+func gpusOf(c, res string) string {
+	return "[string(" + c + ".?resources.?requests[?" + res + "].orValue(" + c + ".?resources.?limits[?" + res + "].orValue('0')))]" +
+		".map(s, isQuantity(s) && quantity(s).isInteger() ? quantity(s).asInteger() : 0)[0]"
+}
+
+// podGPUs is what one pod of template t asks of res, as Kubernetes counts
+// a pod's requests: the larger of its containers' sum (with the sidecars,
+// init containers that keep running) and its largest init container.
+func podGPUs(t, res string) string {
+	inits := t + ".?spec.?initContainers.orValue([])"
+	return "([" + t + ".?spec.?containers.orValue([]).map(c, " + gpusOf("c", res) + ").sum() + " +
+		inits + ".filter(c, c.?restartPolicy.orValue('') == 'Always').map(c, " + gpusOf("c", res) + ").sum()] + " +
+		inits + ".map(c, " + gpusOf("c", res) + ")).max()"
+}
+
+// jobPods is how many pods of a Job spec Kueue must admit at once: its
+// parallelism (1 by default), no more than its completions, or the
+// minimum its partial-admission annotation (on meta) allows.
+func jobPods(spec, meta string) string {
+	return "[" + meta + ".?annotations[?" + celString(kueueMinParallelism) + "].orValue('')].map(a, a.matches('^[1-9][0-9]{0,8}$') ? int(a) : " +
+		"[" + spec + "].map(s, ([s.?parallelism.orValue(1)] + (has(s.completions) ? [s.completions] : [])).min())[0])[0]"
+}
+
+// sizesExpr lists [resource, count] for each GPU resource of the
+// agreement (count as a string: a CEL list holds one type): what the object
+// needs at once. A pod is the unit under both schedulers; Kueue admits a
+// Job (and a CronJob's Jobs) whole, so its pods count together there. KAI
+// starts a standard Job's pods one by one (its PodGroup's minMember is 1).
+func sizesExpr(b render.Backend) string {
+	count := "1"
+	if b == render.Kueue {
+		count = "(variables.r == 'jobs' ? " + jobPods("variables.o.spec", "variables.o.metadata") + " : variables.r == 'cronjobs' ? " +
+			jobPods("variables.o.spec.?jobTemplate.?spec.orValue({})", "variables.o.spec.?jobTemplate.?metadata.orValue({})") + " : 1)"
+	}
+	return "variables.gpus.map(res, [res, string(" + count + " * ([0] + variables.templates.map(t, " + podGPUs("t", "res") + ")).max())])"
 }
 
 // asksGPU is true when pod template t asks for a GPU in any way the
@@ -135,6 +220,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "priorities", Expression: celList(d.priorities)},
 		{Name: "queueNames", Expression: celList(d.queues)},
 		{Name: "trustedControllers", Expression: celList(d.trusted)},
+		{Name: "most", Expression: celMost(d.most)},
 		{Name: "o", Expression: "dyn(object)"},
 		{Name: "r", Expression: "request.resource.resource"},
 		{Name: "team", Expression: "namespaceObject.metadata.?labels[?" + celString(render.TeamLabel) + "].orValue('')"},
@@ -165,6 +251,14 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "oldReplicaSpecs", Expression: oldOf(replicaSpecs)},
 		{Name: "oldTemplates", Expression: oldOf(templates())},
 		{Name: "oldRequestsGPU", Expression: "variables.oldTemplates.exists(t, " + asksGPU("t") + ") || " + appWrapperOrTrainJob("variables.oldTemplates")},
+		// What the object needs of each GPU resource at once, against what
+		// the team can ever use; compared with the old object's on updates.
+		{Name: "teamMost", Expression: "variables.most[?variables.team].orValue({})"},
+		{Name: "sizes", Expression: sizesExpr(b)},
+		{Name: "tooLarge", Expression: "variables.sizes.filter(p, int(p[1]) > variables.teamMost[?p[0]].orValue(0))"},
+		{Name: "oldSizes", Expression: oldOf(sizesExpr(b))},
+		{Name: "deviceEnv", Expression: deviceEnvExpr()},
+		{Name: "oldDeviceEnv", Expression: oldOf(deviceEnvExpr())},
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
 			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
@@ -207,8 +301,12 @@ func validations(b render.Backend) []admissionv1.Validation {
 		// object's queue.
 		v("variables.exempt || !variables.requestsGPU || !variables.owned",
 			"'this ' + variables.o.kind + ' requests GPUs and names "+owner+", but ' + request.userInfo.username + ' is not a trusted controller' + "+inNamespace+" + ': create it "+unowned+"'"),
+		// A CronJob labelled on its own metadata only: the label is there,
+		// but not where the scheduler reads it.
 		v("variables.exempt || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
-			"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
+			"variables.r == 'cronjobs' && "+celString(queueLabel)+" in variables.o.metadata.?labels.orValue({}) ? "+
+				"'this CronJob requests GPUs and carries the label "+queueLabel+" on its own metadata only' + "+inNamespace+" + ': "+cronJobQueue(b)+"; put the label "+queueLabel+": ' + variables.team + ' on spec.jobTemplate.metadata.labels' : "+
+				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
 		// Trusted requests too: a label, where present, routes quota.
 		v("variables.queues.all(q, "+ownQueue+")",
 			"'queue ' + variables.queues.filter(q, !("+ownQueue+"))[0] + ' is not this team\\'s' + "+inNamespace+" + ': set the label "+queueLabel+": ' + variables.team"),
@@ -220,6 +318,19 @@ func validations(b render.Backend) []admissionv1.Validation {
 		v("!variables.requestsGPU || variables.classes.all(c, c == '' || c in variables.priorities)",
 			"'priority class ' + variables.classes.filter(c, c != '' && !(c in variables.priorities))[0] + ' is not a priority of the agreement ' + variables.pool + ' (' + variables.priorities.join(', ') + ')' + "+inNamespace),
 	}
+	out = append(out,
+		// Trusted requests too (a controller's pods of a kind whose
+		// templates the policy cannot read); on updates, only when what
+		// the object needs changes.
+		v("size(variables.tooLarge) == 0 || request.operation == 'UPDATE' && variables.sizes == variables.oldSizes",
+			"'this ' + variables.o.kind + ' needs ' + variables.tooLarge[0][1] + ' ' + variables.tooLarge[0][0] + ' at once, but team ' + variables.team + ' can use at most ' + "+
+				"string(variables.teamMost[?variables.tooLarge[0][0]].orValue(0)) + ' (guaranteed + borrow, in any lending window too)' + "+inNamespace+" + ': it would wait in the queue forever; ask for at most ' + "+
+				"string(variables.teamMost[?variables.tooLarge[0][0]].orValue(0))"),
+		// Whoever asks: the toolkit reads the variable on any container.
+		v("variables.deviceEnv.all(l, size(l) == 0) || request.operation == 'UPDATE' && variables.deviceEnv == variables.oldDeviceEnv",
+			"'in this ' + variables.o.kind + ', ' + variables.deviceEnv.filter(l, size(l) > 0)[0][0] + ' without requesting a GPU through the device plugin' + "+inNamespace+
+				" + ': the NVIDIA container toolkit reads it to choose the GPUs the container sees, which would be GPUs outside any quota or queue; request an nvidia.com/ resource (the device plugin then sets it) or set it to void'"),
+	)
 	switch b {
 	case render.Kueue:
 		prio := celString(KueuePriorityLabel)
@@ -246,6 +357,14 @@ func validations(b render.Backend) []admissionv1.Validation {
 	return out
 }
 
+// cronJobQueue says why a CronJob's own queue label is not read.
+func cronJobQueue(b render.Backend) string {
+	if b == render.KAI {
+		return "KAI\\'s CronJob grouper groups the pods by the Job the CronJob makes, and reads the Job\\'s labels, which come from spec.jobTemplate.metadata.labels"
+	}
+	return "Kueue reads the queue of the Jobs the CronJob makes, whose labels come from spec.jobTemplate.metadata.labels"
+}
+
 // guardedChanged is the policy's match condition: a create, or an update
 // that changes what the policy reads (spec, labels, annotations, owners).
 // A controller removing a finalizer from a pod that predates the
@@ -264,6 +383,9 @@ const guardedChanged = "request.operation != 'UPDATE' || dyn(object).spec != dyn
 type agreementData struct {
 	pool                              string
 	gpus, priorities, queues, trusted []string
+	// most is what each team can ever use of each GPU resource:
+	// guaranteed + borrow, the largest over its lending windows.
+	most map[string]map[string]int64
 }
 
 // policy is the pool's queue policy: the same for every agreement of a

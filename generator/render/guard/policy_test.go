@@ -183,8 +183,13 @@ func TestKueueQueuePolicy(t *testing.T) {
 		"system-node-critical on a CPU pod":  {req(podsGVR, withSpec(pod(nil, cpuContainer()), func(s *corev1.PodSpec) { s.PriorityClassName = "system-node-critical" })), nil},
 
 		// CronJobs carry their Jobs' labels in spec.jobTemplate.
-		"GPU CronJob without a queue":                   {req(cronJobsGVR, cronJob(nil, gpu)), []string{"this CronJob requests GPUs"}},
-		"GPU CronJob with its jobTemplate queue":        {req(cronJobsGVR, cronJob(own, gpu)), nil},
+		"GPU CronJob without a queue":            {req(cronJobsGVR, cronJob(nil, gpu)), []string{"this CronJob requests GPUs"}},
+		"GPU CronJob with its jobTemplate queue": {req(cronJobsGVR, cronJob(own, gpu)), nil},
+		"GPU CronJob labelled on itself only": {req(cronJobsGVR, func() runtime.Object {
+			c := cronJob(nil, gpu)
+			c.Labels = own
+			return c
+		}()), []string{"carries the label kueue.x-k8s.io/queue-name on its own metadata only in namespace training of team training (tenancy agreement gpu-pool): Kueue reads the queue of the Jobs the CronJob makes, whose labels come from spec.jobTemplate.metadata.labels; put the label kueue.x-k8s.io/queue-name: training on spec.jobTemplate.metadata.labels"}},
 		"GPU CronJob, another team's jobTemplate queue": {req(cronJobsGVR, cronJob(other, gpu)), []string{"queue research is not this team's"}},
 		"GPU CronJob, unknown jobTemplate priority":     {req(cronJobsGVR, cronJob(labels("kueue.x-k8s.io/queue-name", "training", "kueue.x-k8s.io/priority-class", "urgent"), gpu)), []string{"priority urgent is not a priority"}},
 		"Job of a CronJob, by its controller": {by("system:serviceaccount:kube-system:cronjob-controller", jobsGVR, func() runtime.Object {
@@ -359,8 +364,10 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"the podgrouper's PodGroup on the default queue": {request{gvr: podGroupGVR, obj: podGroup("default-queue"), user: podGrouper}, nil},
 		// KAI's CronJob grouper reads the Job's labels, which are the
 		// jobTemplate's, then the pod's: never the CronJob's own.
-		"a CronJob with its jobTemplate on its queue":            {req(cronJobsGVR, kaiCron(nil, own)), nil},
-		"a CronJob with the queue on itself only":                {req(cronJobsGVR, kaiCron(own, nil)), []string{"add the label kai.scheduler/queue: training"}},
+		"a CronJob with its jobTemplate on its queue": {req(cronJobsGVR, kaiCron(nil, own)), nil},
+		"a CronJob with the queue on itself only": {req(cronJobsGVR, kaiCron(own, nil)), []string{
+			"this CronJob requests GPUs and carries the label kai.scheduler/queue on its own metadata only in namespace training of team training (tenancy agreement gpu-pool): " +
+				"KAI's CronJob grouper groups the pods by the Job the CronJob makes, and reads the Job's labels, which come from spec.jobTemplate.metadata.labels; put the label kai.scheduler/queue: training on spec.jobTemplate.metadata.labels"}},
 		"a CronJob with another team's queue on its jobTemplate": {req(cronJobsGVR, kaiCron(own, labels("kai.scheduler/queue", "research"))), []string{"queue research is not this team's"}},
 		"a CronJob whose jobTemplate is non-preemptible": {req(cronJobsGVR, kaiCron(nil, labels("kai.scheduler/queue", "training", "kai.scheduler/preemptibility", "non-preemptible"))),
 			[]string{"may only make GPU work preemptible"}},

@@ -264,6 +264,7 @@ func TestKAIGuardrails(t *testing.T) {
 	// The builders of the Kueue check, with KAI's scheduler on every pod
 	// template that asks for GPUs.
 	kaiGPU := onKAI(workload.GPUPodSpec(gpu, 1))
+	kaiGPU8 := onKAI(workload.GPUPodSpec(gpu, 8))
 	kaiAlways := workload.RestartAlways(kaiGPU)
 	withSpec := func(f func(*corev1.PodSpec)) corev1.PodSpec { return workload.SpecWith(kaiGPU, f) }
 	ray := func(worker corev1.PodSpec) map[string]any {
@@ -359,7 +360,23 @@ func TestKAIGuardrails(t *testing.T) {
 		alice.Probe(t, "spec.nodeName on a GPU pod", workload.Pods, workload.PodWith(own, withSpec(func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil), "sets spec.nodeName"),
 		alice.Probe(t, "spec.nodeName on a CPU pod", workload.Pods, workload.PodWith(nil, workload.SpecWith(workload.CPUPodSpec(), func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil)),
 		alice.Probe(t, "GPUs in an init container", workload.Pods, workload.PodWith(nil, initGPU, nil), refused),
-		alice.Probe(t, "a pod asking for more GPUs than the pool has, on its queue", workload.Pods, workload.PodWith(own, onKAI(workload.GPUPodSpec(gpu, 64)), nil)),
+		alice.Probe(t, "a pod asking for more GPUs than the pool has, on its queue", workload.Pods, workload.PodWith(own, onKAI(workload.GPUPodSpec(gpu, 64)), nil), "this Pod needs 64 nvidia.com/gpu at once, but team training can use at most 24"),
+		alice.Probe(t, "a pod asking for one GPU more than its team can ever use", workload.Pods, workload.PodWith(own, onKAI(workload.GPUPodSpec(gpu, 25)), nil),
+			"this Pod needs 25 nvidia.com/gpu at once, but team training can use at most 24 (guaranteed + borrow, in any lending window too)", "it would wait in the queue forever; ask for at most 24"),
+		// A dry run: a real Job would hold the nodes' GPUs for later probes.
+		{What: "a Job of 4 pods of 8 GPUs, which KAI may start one by one", Create: func(ctx context.Context) error {
+			j := workload.JobOf("training", "probe-parallel", own, kaiGPU8)
+			j.Spec.Parallelism, j.Spec.Completions = ptr.To(int32(4)), ptr.To(int32(4))
+			_, err := alice.Kube.BatchV1().Jobs("training").Create(ctx, j, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}},
+
+		// NVIDIA's device variables: the toolkit would hand the node's GPUs
+		// to a container the device plugin gave none.
+		alice.Probe(t, "a CPU pod setting NVIDIA_VISIBLE_DEVICES=all", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "all"), nil),
+			"in this Pod, container", "sets NVIDIA_VISIBLE_DEVICES without requesting a GPU through the device plugin", "the NVIDIA container toolkit reads it"),
+		alice.Probe(t, "a CPU pod hiding GPUs with NVIDIA_VISIBLE_DEVICES=none", workload.Pods, workload.PodWith(nil, workload.WithEnv(workload.CPUPodSpec(), "NVIDIA_VISIBLE_DEVICES", "none"), nil)),
+		alice.Probe(t, "a GPU pod the device plugin serves, setting NVIDIA_VISIBLE_DEVICES", workload.Pods, workload.PodWith(own, workload.WithEnv(kaiGPU, "NVIDIA_VISIBLE_DEVICES", "all"), nil)),
 
 		// Owners: only a trusted controller makes owned GPU objects.
 		alice.Probe(t, "a GPU pod owned by a ConfigMap labelled with its queue", workload.Pods, workload.WithOwner(workload.PodWith(own, kaiGPU, nil), "ConfigMap"), ownedBy, "KAI's podgrouper reads the queue of the top owner"),
@@ -404,7 +421,8 @@ func TestKAIGuardrails(t *testing.T) {
 		// CronJobs: KAI takes their Jobs, which carry spec.jobTemplate's
 		// labels, for the top owner.
 		alice.Probe(t, "a GPU CronJob without a queue", workload.CronJobs, workload.CronJobOf(nil, nil, kaiGPU), "this CronJob requests GPUs", refused),
-		alice.Probe(t, "a GPU CronJob with the queue on itself, not its jobTemplate", workload.CronJobs, workload.CronJobOf(own, nil, kaiGPU), refused),
+		alice.Probe(t, "a GPU CronJob with the queue on itself, not its jobTemplate", workload.CronJobs, workload.CronJobOf(own, nil, kaiGPU),
+			"carries the label kai.scheduler/queue on its own metadata only", "KAI's CronJob grouper groups the pods by the Job the CronJob makes", "put the label kai.scheduler/queue: training on spec.jobTemplate.metadata.labels"),
 		alice.Probe(t, "a GPU CronJob with its jobTemplate on its queue", workload.CronJobs, workload.CronJobOf(nil, own, kaiGPU)),
 		alice.Probe(t, "a GPU CronJob with another team's jobTemplate queue", workload.CronJobs, workload.CronJobOf(own, other, kaiGPU), "queue research is not this team's"),
 		alice.Probe(t, "a GPU CronJob with a jobTemplate priority label outside the agreement", workload.CronJobs, workload.CronJobOf(nil, labelled("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"), kaiGPU), "priority class system-node-critical is not a priority"),

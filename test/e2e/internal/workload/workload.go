@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -179,6 +180,15 @@ func PodWith(labels map[string]string, spec corev1.PodSpec, f func(*corev1.Pod))
 }
 
 func SpecWith(s corev1.PodSpec, f func(*corev1.PodSpec)) corev1.PodSpec { f(&s); return s }
+
+// WithEnv sets the environment variable name=value on every container of s.
+func WithEnv(s corev1.PodSpec, name, value string) corev1.PodSpec {
+	s.Containers = slices.Clone(s.Containers)
+	for i := range s.Containers {
+		s.Containers[i].Env = append(slices.Clone(s.Containers[i].Env), corev1.EnvVar{Name: name, Value: value})
+	}
+	return s
+}
 
 func CronJobOf(ownLabels, jobLabels map[string]string, spec corev1.PodSpec) *batchv1.CronJob {
 	return &batchv1.CronJob{
