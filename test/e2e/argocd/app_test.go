@@ -31,7 +31,8 @@ var appGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha
 // application is the Application docs/argocd.md tells users to write:
 // the tenancy plugin, the in-cluster destination, automated sync with
 // prune and self-heal, allowEmpty unset, and what "Lending windows: let the
-// controller own its fields" adds for agreements with windows. Every check
+// controller own its fields" adds for agreements with windows, taken from
+// `tenancy argocd ignore-differences` as the docs say. Every check
 // runs with the latter, windows or not: the docs give it as an addition to
 // the one Application, so it must change nothing for an agreement without
 // windows, and the checks before TestWindowSync prove that.
@@ -49,16 +50,21 @@ func application(repoURL string) *unstructured.Unstructured {
 				"plugin":         map[string]any{"name": "tenancy"},
 			},
 			"destination": map[string]any{"server": "https://kubernetes.default.svc"},
-			"ignoreDifferences": []any{
-				map[string]any{"group": "kueue.x-k8s.io", "kind": "ClusterQueue", "managedFieldsManagers": []any{windowManager}},
-				map[string]any{"group": "scheduling.run.ai", "kind": "Queue", "managedFieldsManagers": []any{windowManager}},
-			},
+			"ignoreDifferences": windowField("ignoreDifferences"),
 			"syncPolicy": map[string]any{
 				"automated":   map[string]any{"prune": true, "selfHeal": true},
-				"syncOptions": []any{respectIgnoreDifferences},
+				"syncOptions": windowField("syncPolicy", "syncOptions"),
 			},
 		},
 	}}
+}
+
+// windowField is a list from the spec `tenancy argocd ignore-differences`
+// printed (env.windowFields), deep-copied so a check may change its
+// Application freely.
+func windowField(path ...string) []any {
+	v, _, _ := unstructured.NestedSlice(env.windowFields, append([]string{"spec"}, path...)...)
+	return v
 }
 
 // appStatus is the part of an Application's status the checks read.

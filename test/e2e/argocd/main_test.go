@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
@@ -44,6 +46,9 @@ var env struct {
 	// with TENANCY_ARGOCD_IMAGE=off. Not binDir's tenancy, which is then
 	// imagewrap: bwrap without network cannot reach the API server.
 	tenancy  string
+	// windowFields is what `tenancy argocd ignore-differences` prints:
+	// the Application fields the windows need, spliced into application().
+	windowFields map[string]any
 	repo     *gitRepo
 	repoRoot string
 	startErr error
@@ -134,6 +139,18 @@ func setUp(ctx context.Context, dir string) error {
 		return fmt.Errorf("build tenancy: %w\n%s", err, out)
 	}
 	env.tenancy = filepath.Join(binDir, "tenancy")
+	// The Application takes the fields the windows need from the command
+	// docs/argocd.md tells users to run, not from a copy written here.
+	out, err := exec.CommandContext(ctx, env.tenancy, "argocd", "ignore-differences").Output()
+	if err != nil {
+		return fmt.Errorf("tenancy argocd ignore-differences: %w", err)
+	}
+	if err := yaml.Unmarshal(out, &env.windowFields); err != nil {
+		return fmt.Errorf("tenancy argocd ignore-differences printed no YAML: %w\n%s", err, out)
+	}
+	if len(windowField("ignoreDifferences")) == 0 || len(windowField("syncPolicy", "syncOptions")) == 0 {
+		return fmt.Errorf("tenancy argocd ignore-differences printed no spec.ignoreDifferences or spec.syncPolicy.syncOptions:\n%s", out)
+	}
 	// What the sidecar runs is the plugin image: its binary, from its
 	// filesystem, as its user, read-only. TENANCY_ARGOCD_IMAGE=off keeps the
 	// host binary (for a machine without bwrap).
