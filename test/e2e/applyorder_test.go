@@ -73,13 +73,20 @@ func boolOrder(b bool) int {
 func TestStreamAppliesInOnePass(t *testing.T) {
 	begin(t)
 	installKAICRDs(t)
-	// The cluster's agreement is whatever this check left: the next check
-	// starts from a clean slate.
-	t.Cleanup(func() { currentFamily = "" })
+	// The next check starts from a clean slate: no agreement applied, and
+	// none of the cluster-scoped objects this one left (a KAI default
+	// PriorityClass would refuse the next render's).
+	var kinds []*unstructuredObj
+	t.Cleanup(func() {
+		currentFamily = ""
+		prune(t, nil)
+		deleteManaged(t, kinds)
+	})
 	for _, c := range onePassAgreements(t) {
 		t.Run(c.name, func(t *testing.T) {
 			objs := render(t, append(slices.Clone(c.args), c.path)...)
 			clearFor(t, objs)
+			kinds = append(kinds, objs...)
 			ctx := ctxFor(t)
 			opts := metav1.ApplyOptions{FieldManager: "tenancy-e2e-onepass", Force: true}
 			for i, o := range objs {
@@ -97,13 +104,21 @@ func TestStreamAppliesInOnePass(t *testing.T) {
 }
 
 // clearFor makes the cluster look, to objs, like one no agreement was ever
-// applied to: it deletes the tenancy-managed objects of every cluster-scoped
-// kind objs holds (an earlier agreement's default PriorityClass, a flavor
-// whose topology is immutable, a KAI Queue tree), the managed Kueue objects,
-// quotas and guardrails (prune), and the Namespaces objs renders.
+// applied to: it deletes the managed Kueue objects, quotas and guardrails
+// (prune), the tenancy-managed objects of every cluster-scoped kind objs
+// holds (an earlier agreement's default PriorityClass, a flavor whose
+// topology is immutable, a KAI Queue tree), and the Namespaces objs renders.
 func clearFor(t *testing.T, objs []*unstructuredObj) {
 	t.Helper()
 	prune(t, nil)
+	deleteManaged(t, objs)
+	deleteNamespaces(t, byKind(objs, "Namespace"))
+}
+
+// deleteManaged deletes the tenancy-managed objects of each cluster-scoped
+// kind among objs, Namespaces aside, and waits until they are gone.
+func deleteManaged(t *testing.T, objs []*unstructuredObj) {
+	t.Helper()
 	ctx := ctxFor(t)
 	seen := map[string]bool{}
 	for _, o := range objs {
@@ -133,7 +148,6 @@ func clearFor(t *testing.T, objs []*unstructuredObj) {
 			return len(list.Items) == 0, fmt.Sprintf("%d left", len(list.Items))
 		})
 	}
-	deleteNamespaces(t, byKind(objs, "Namespace"))
 }
 
 // deleteNamespaces deletes those of nss that exist and waits until they are

@@ -610,7 +610,8 @@ func TestIsolationBetweenTeams(t *testing.T) {
 }
 
 // Check 13: a change of the agreement (training 16 -> 20, research 8 -> 4),
-// re-rendered and applied, changes those quotas live, touches nothing else,
+// re-rendered and applied, changes those quotas live (and the teams' most in
+// the queue policy), touches nothing else,
 // and the new guarantee is usable at once.
 func TestAgreementChangeAppliesLive(t *testing.T) {
 	begin(t)
@@ -648,7 +649,11 @@ func TestAgreementChangeAppliesLive(t *testing.T) {
 		"ClusterQueue/training": {"metadata.generation", strings.TrimPrefix(gpuQuota, ".") + ".nominalQuota"},
 		"ClusterQueue/research": {"metadata.generation", strings.TrimPrefix(gpuQuota, ".") + ".lendingLimit", strings.TrimPrefix(gpuQuota, ".") + ".nominalQuota"},
 		// The guardrails' GPU quota holds only what a team may never use
-		// (the queue caps the rest), so it does not change here.
+		// (the queue caps the rest), so it does not change here. The queue
+		// policy carries each team's most (guaranteed + borrow: training
+		// 24 -> 28, research 16 -> 12), which refuses a workload larger
+		// than its team can ever run, in one variable.
+		"ValidatingAdmissionPolicy/gpu-pool-queues": {"metadata.generation", "spec.variables[5].expression"},
 	}
 	for key, o := range old {
 		d := diffPaths(o, now[key], "")

@@ -49,7 +49,7 @@ func application(repoURL string) *unstructured.Unstructured {
 				"path":           appPath,
 				"plugin":         map[string]any{"name": "tenancy"},
 			},
-			"destination": map[string]any{"server": "https://kubernetes.default.svc"},
+			"destination":       map[string]any{"server": "https://kubernetes.default.svc"},
 			"ignoreDifferences": windowField("ignoreDifferences"),
 			"syncPolicy": map[string]any{
 				"automated":   map[string]any{"prune": true, "selfHeal": true},

@@ -45,14 +45,14 @@ var env struct {
 	// image's (the rendered Deployment runs that image), or the host build
 	// with TENANCY_ARGOCD_IMAGE=off. Not binDir's tenancy, which is then
 	// imagewrap: bwrap without network cannot reach the API server.
-	tenancy  string
+	tenancy string
 	// windowFields is what `tenancy argocd ignore-differences` prints:
 	// the Application fields the windows need, spliced into application().
 	windowFields map[string]any
-	repo     *gitRepo
-	repoRoot string
-	startErr error
-	startup  time.Duration
+	repo         *gitRepo
+	repoRoot     string
+	startErr     error
+	startup      time.Duration
 }
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
