@@ -80,18 +80,17 @@ func TestSyncedAndHealthy(t *testing.T) {
 
 // TestGuaranteeChange: a commit raising inference's guarantee from 8 to 12
 // GPUs (training's drops from 16 to 12, so the pool still adds up) is
-// synced, and Kueue then admits a 10-GPU Job inference's old quota kept
-// waiting (inference never borrows).
+// synced. Before it, the guardrails refuse a 10-GPU Job in inference at
+// admission (inference never borrows, so at most 8 ever run: the Job would
+// wait forever); after it, the synced policy takes the Job and Kueue admits
+// it.
 func TestGuaranteeChange(t *testing.T) {
 	begin(t)
 	syncReference(t)
 	ctx := ctxFor(t)
-	j := submitJob(t, "inference", "inference-10", 10)
-	t.Cleanup(func() { deleteJob(t, j) })
-	// Kueue decides within a second; 3 s of staying suspended is "waiting".
-	time.Sleep(3 * time.Second)
-	if got := jobSuspended(ctx, t, j); !got {
-		t.Fatalf("a 10-GPU Job in inference (guaranteed 8, no borrowing) was admitted before the change")
+	_, err := env.cp.Kube.BatchV1().Jobs("inference").Create(ctx, jobFor("inference", "inference-10", 10), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "can use at most 8") {
+		t.Fatalf("a 10-GPU Job in inference (guaranteed 8, no borrowing) before the change: %v; want a refusal naming its most, 8", err)
 	}
 
 	changed := strings.NewReplacer(
@@ -106,7 +105,18 @@ func TestGuaranteeChange(t *testing.T) {
 	if got := nominalGPUs(ctx, t, "inference"); got != 12 {
 		t.Errorf("ClusterQueue inference nominalQuota %d, want 12", got)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	// The API server puts a changed ValidatingAdmissionPolicy in force a
+	// moment after it is written: the Job is retried until it is.
+	var j *batchv1.Job
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		j, err = env.cp.Kube.BatchV1().Jobs("inference").Create(ctx, jobFor("inference", "inference-10", 10), metav1.CreateOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the 10-GPU Job is still refused after the sync raised inference to 12: %v", err)
+	}
+	t.Cleanup(func() { deleteJob(t, j) })
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return !jobSuspended(ctx, t, j), nil
 	})
 	if err != nil {
@@ -465,6 +475,16 @@ const queueLabel = "kueue.x-k8s.io/queue-name"
 
 func submitJob(t *testing.T, ns, name string, gpus int64) *batchv1.Job {
 	t.Helper()
+	got, err := env.cp.Kube.BatchV1().Jobs(ns).Create(ctxFor(t), jobFor(ns, name, gpus), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Job %s/%s: %v", ns, name, err)
+	}
+	return got
+}
+
+// jobFor is a suspended Job in ns, on the team's LocalQueue, of one pod
+// asking for gpus GPUs.
+func jobFor(ns, name string, gpus int64) *batchv1.Job {
 	gpu := corev1.ResourceName("nvidia.com/gpu")
 	q := *resource.NewQuantity(gpus, resource.DecimalSI)
 	obj := &batchv1.Job{
@@ -482,11 +502,7 @@ func submitJob(t *testing.T, ns, name string, gpus int64) *batchv1.Job {
 			}},
 		},
 	}
-	got, err := env.cp.Kube.BatchV1().Jobs(ns).Create(ctxFor(t), obj, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create Job %s/%s: %v", ns, name, err)
-	}
-	return got
+	return obj
 }
 
 func deleteJob(t *testing.T, j *batchv1.Job) {
