@@ -473,15 +473,6 @@ func TestRemoveTeam(t *testing.T) {
 
 const queueLabel = "kueue.x-k8s.io/queue-name"
 
-func submitJob(t *testing.T, ns, name string, gpus int64) *batchv1.Job {
-	t.Helper()
-	got, err := env.cp.Kube.BatchV1().Jobs(ns).Create(ctxFor(t), jobFor(ns, name, gpus), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create Job %s/%s: %v", ns, name, err)
-	}
-	return got
-}
-
 // jobFor is a suspended Job in ns, on the team's LocalQueue, of one pod
 // asking for gpus GPUs.
 func jobFor(ns, name string, gpus int64) *batchv1.Job {
