@@ -107,9 +107,8 @@ func Encode(objs []render.Object) ([]render.Object, []byte, error) {
 // Order returns objects in the stream's order (kindRank, then kind,
 // namespace and name; KAI Queues in the backend's order), and every object
 // whose identity an earlier one already has, each with that earlier one.
-// It writes nothing: tenancy check orders a rendering to find what render
-// would refuse, and render writes what it ordered, so neither does the
-// work twice.
+// It writes nothing, so a rendering with a Duplicate is refused before any
+// YAML is written; Write then writes what Order ordered.
 func Order(objs []render.Object) ([]render.Object, []Duplicate) {
 	type keyed struct {
 		render.Object
