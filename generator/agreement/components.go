@@ -6,8 +6,15 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/load"
 )
 
-// componentKeys are the keys of the [components] table.
-var componentKeys = []string{"kueue_namespace", "kai_namespace", "kai_reservation_namespace", "argocd_namespace"}
+// componentKeys are the keys of the [components] table, in keys()' order,
+// so the table's keys are written once.
+var componentKeys = func() []string {
+	var out []string
+	for _, k := range (&Components{}).keys() {
+		out = append(out, k.key)
+	}
+	return out
+}()
 
 // Components is the [components] table: the namespaces where this cluster
 // runs the components the agreement relies on, so that none of them is
