@@ -56,6 +56,16 @@ type Options struct {
 	// message refusing a backend the agreement does not name.
 	BackendFrom string
 	KueueAPI    string // empty means v1beta2; ignored for KAI
+	// Cluster chooses the part of a fleet agreement (one with [clusters])
+	// to render: the manager's name (default "manager") or a worker
+	// cluster's. An agreement with clusters refuses an empty Cluster, naming
+	// its parts (Parts), so a wrapper that forgot the parameter fails
+	// loudly instead of rendering the wrong cluster; an agreement without
+	// clusters refuses a non-empty one.
+	Cluster string
+	// ClusterFrom says where Cluster came from ("--cluster",
+	// "spec.cluster", "ARGOCD_ENV_TENANCY_CLUSTER"), for messages.
+	ClusterFrom string
 }
 
 // Normalize fills defaults and rejects unknown values with an error wrapping
@@ -75,6 +85,15 @@ func (o Options) Normalize() (Options, error) {
 		return o, fmt.Errorf("%w: kueue API %q: must be v1beta2 or v1beta1", ErrOptions, o.KueueAPI)
 	}
 	return o, nil
+}
+
+// Parts returns the names Options.Cluster accepts for an agreement: nil for
+// an agreement without [clusters] (render it without a cluster), else the
+// manager's part first, then each worker cluster by name. A wrapper that
+// renders every part (diff, the PR comment, report) iterates over them.
+// An agreement that does not load or decode is an *AgreementError.
+func Parts(src Source) ([]string, error) {
+	return parts(src)
 }
 
 // Diagnostic is one problem in an agreement, with its position and field path.

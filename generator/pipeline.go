@@ -258,3 +258,9 @@ func teamOf(p *plan.Agreement, o render.Object) *plan.Team {
 	}
 	return nil
 }
+
+// parts lists an agreement's fleet parts (Parts). Until [clusters] is
+// decoded every agreement is a single cluster's.
+func parts(src Source) ([]string, error) {
+	return nil, nil
+}
