@@ -21,8 +21,8 @@ import (
 // of test/e2e/testdata, each with the backend it is rendered for: testdata's
 // kai-* files are KAI agreements, the rest Kueue's; the examples are
 // rendered for KAI too, except those KAI refuses (quotas on several
-// flavors). examples/large comes last: its 300 Namespaces then never have to
-// be deleted for a later agreement.
+// flavors). examples/large comes last: the prune before each later
+// agreement would otherwise delete its 2,000 objects again and again.
 func onePassAgreements(t *testing.T) []onePassCase {
 	t.Helper()
 	var cases []onePassCase
@@ -64,12 +64,14 @@ func boolOrder(b bool) int {
 }
 
 // TestStreamAppliesInOnePass (issue 28, item 3): every agreement's render is
-// applied to the API server as `kubectl apply -f` would, object by object in
-// the stream's order, once, with no retry, and every object is accepted.
-// Before each agreement, what an earlier agreement left that it would meet
-// is deleted and waited for (clearFor), so that no object lands in a
-// Namespace the stream itself has not created yet: a Namespace after the
-// objects that live in it fails here as it does on a fresh cluster.
+// applied to the API server as `kubectl apply -f` would, in the stream's
+// order, once, with no retry (applyInOnePass), and every object is
+// accepted. Before each agreement, the cluster-scoped objects an earlier
+// agreement left that it would meet are deleted and waited for (clearFor),
+// and its Namespaces are given names no earlier agreement used
+// (freshNamespaces), so that no object lands in a Namespace the stream
+// itself has not created yet: a Namespace after the objects that live in it
+// fails here as it does on a fresh cluster.
 func TestStreamAppliesInOnePass(t *testing.T) {
 	begin(t)
 	installKAICRDs(t)
@@ -82,37 +84,94 @@ func TestStreamAppliesInOnePass(t *testing.T) {
 		prune(t, nil)
 		deleteManaged(t, kinds)
 	})
-	for _, c := range onePassAgreements(t) {
+	for i, c := range onePassAgreements(t) {
 		t.Run(c.name, func(t *testing.T) {
-			objs := render(t, append(slices.Clone(c.args), c.path)...)
+			objs := freshNamespaces(render(t, append(slices.Clone(c.args), c.path)...), fmt.Sprintf("p%d-", i))
 			clearFor(t, objs)
 			kinds = append(kinds, objs...)
-			ctx := ctxFor(t)
-			opts := metav1.ApplyOptions{FieldManager: "tenancy-e2e-onepass", Force: true}
-			for i, o := range objs {
-				res, err := env.cp.Applier.Resource(o)
-				if err == nil {
-					_, err = res.Apply(ctx, o.GetName(), o, opts)
-				}
-				if err != nil {
-					t.Fatalf("object %d of %d, %s: %v", i+1, len(objs), controlplane.Describe(o), err)
-				}
-			}
+			applyInOnePass(t, objs)
 			t.Logf("%d objects applied in one pass: %s", len(objs), kindCounts(objs))
 		})
 	}
+}
+
+// applyInOnePass applies objs as `kubectl apply -f` would, in the stream's
+// order, each once, with no retry, and fails at the first object refused.
+// A run of objects of one kind (a LocalQueue per team, 600 in
+// examples/large) is applied concurrently: none of them depends on another,
+// and every one still meets only what the stream put before the run. KAI
+// Queues keep the stream's strict order: a Queue names its parent.
+func applyInOnePass(t *testing.T, objs []*unstructuredObj) {
+	t.Helper()
+	ctx := ctxFor(t)
+	opts := metav1.ApplyOptions{FieldManager: "tenancy-e2e-onepass", Force: true}
+	apply := func(i int) error {
+		o := objs[i]
+		res, err := env.cp.Applier.Resource(o)
+		if err == nil {
+			_, err = res.Apply(ctx, o.GetName(), o, opts)
+		}
+		if err != nil {
+			return fmt.Errorf("object %d of %d, %s: %v", i+1, len(objs), controlplane.Describe(o), err)
+		}
+		return nil
+	}
+	for start := 0; start < len(objs); {
+		end := start + 1
+		if objs[start].GetKind() != "Queue" {
+			for end < len(objs) && objs[end].GetKind() == objs[start].GetKind() {
+				end++
+			}
+		}
+		errs := make([]error, end-start)
+		controlplane.Parallel(end-start, func(j int) { errs[j] = apply(start + j) })
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		start = end
+	}
+}
+
+// freshNamespaces renames every Namespace objs renders, and the namespace
+// of every object in one, with prefix, so that no Namespace of the stream
+// exists before the stream creates it, as on a fresh cluster, without
+// waiting for the namespace controller to delete an earlier agreement's
+// (several seconds each, most of this check's time). Names elsewhere in
+// the objects (a NetworkPolicy's namespace selector) are left as rendered:
+// the API server's acceptance does not read them, and the guardrails
+// select team Namespaces by their labels, which are kept.
+func freshNamespaces(objs []*unstructuredObj, prefix string) []*unstructuredObj {
+	renamed := map[string]string{}
+	for _, o := range byKind(objs, "Namespace") {
+		renamed[o.GetName()] = prefix + o.GetName()
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			o.SetName(renamed[o.GetName()])
+			labels := o.GetLabels()
+			if _, ok := labels["kubernetes.io/metadata.name"]; ok {
+				labels["kubernetes.io/metadata.name"] = o.GetName()
+				o.SetLabels(labels)
+			}
+		} else if n, ok := renamed[o.GetNamespace()]; ok {
+			o.SetNamespace(n)
+		}
+	}
+	return objs
 }
 
 // clearFor makes the cluster look, to objs, like one no agreement was ever
 // applied to: it deletes the managed Kueue objects, quotas and guardrails
 // (prune), the tenancy-managed objects of every cluster-scoped kind objs
 // holds (an earlier agreement's default PriorityClass, a flavor whose
-// topology is immutable, a KAI Queue tree), and the Namespaces objs renders.
+// topology is immutable, a KAI Queue tree). objs' Namespaces are new
+// (freshNamespaces).
 func clearFor(t *testing.T, objs []*unstructuredObj) {
 	t.Helper()
 	prune(t, nil)
 	deleteManaged(t, objs)
-	deleteNamespaces(t, byKind(objs, "Namespace"))
 }
 
 // deleteManaged deletes the tenancy-managed objects of each cluster-scoped
@@ -147,38 +206,5 @@ func deleteManaged(t *testing.T, objs []*unstructuredObj) {
 			}
 			return len(list.Items) == 0, fmt.Sprintf("%d left", len(list.Items))
 		})
-	}
-}
-
-// deleteNamespaces deletes those of nss that exist and waits until they are
-// gone (the namespace controller first deletes what they hold).
-func deleteNamespaces(t *testing.T, nss []*unstructuredObj) {
-	t.Helper()
-	ctx := ctxFor(t)
-	core := env.cp.Kube.CoreV1().Namespaces()
-	var doomed []string
-	for _, ns := range nss {
-		err := core.Delete(ctx, ns.GetName(), metav1.DeleteOptions{})
-		switch {
-		case err == nil:
-			doomed = append(doomed, ns.GetName())
-		case !apierrors.IsNotFound(err):
-			t.Fatalf("delete Namespace %s: %v", ns.GetName(), err)
-		}
-	}
-	for _, name := range doomed {
-		waitFor(t, "Namespace "+name+" gone", func(ctx context.Context) (bool, string) {
-			_, err := core.Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, ""
-			}
-			if err != nil {
-				return false, err.Error()
-			}
-			return false, "still terminating"
-		})
-	}
-	if len(doomed) > 0 {
-		t.Logf("deleted %d Namespaces an earlier agreement left", len(doomed))
 	}
 }
