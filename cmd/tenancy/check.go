@@ -62,7 +62,10 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	_, diags, err := generator.CheckAll(src, opts)
+	p, diags, err := generator.CheckAll(src, opts)
+	if err == nil {
+		diags = withReviews(diags, p, e.today())
+	}
 	if *output != "text" {
 		return writeCheckReport(e, *output, src, diags, err)
 	}

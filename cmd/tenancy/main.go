@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/internal/version"
 )
@@ -34,6 +35,9 @@ type env struct {
 	dir string
 	// stdinIsTerminal is true when a person, not a pipe, is on stdin.
 	stdinIsTerminal bool
+	// now is the clock check reads review_by dates against; nil is the
+	// system's. Tests fix it.
+	now func() time.Time
 }
 
 type command struct {

@@ -70,6 +70,9 @@ type Agreement struct {
 	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
 	Monitoring  *Monitoring // nil without [monitoring]
 	Components  *Components // never nil after Decode: absent means the upstream namespaces
+	// Stewardship is the pool's: its owners answer for the flavors and
+	// the pool itself.
+	Stewardship
 }
 
 // Flavor is a [flavors.NAME] table.
@@ -141,6 +144,7 @@ type Team struct {
 	ByFlavor map[string]*Quota
 	// Windows are the team's [[teams.NAME.windows]], in document order.
 	Windows []*Window
+	Stewardship
 }
 
 // Quota is a team's guaranteed, lendable and borrow for one flavor.

@@ -38,6 +38,12 @@ type Agreement struct {
 	// Source is the agreement's bytes, for the family that ships the
 	// agreement itself (the windows controller's ConfigMap).
 	Source []byte
+	// Stewardship is the pool's: its owners answer for the flavors and
+	// the pool itself.
+	Stewardship
+	// Includes are the files the agreement includes, as diagnostics name
+	// them, in the order read; empty for an agreement in one file.
+	Includes []string
 }
 
 // BackendKey is the backend key as written: its names in the file's order
@@ -105,6 +111,7 @@ type Team struct {
 	// Windows are the team's lending windows, in the file's order; empty
 	// for most teams.
 	Windows []Window
+	Stewardship
 }
 
 // Quota is a team's share of one flavor.
