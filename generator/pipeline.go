@@ -123,12 +123,18 @@ func checkSource(src Source, opts Options) (*plan.Agreement, Options, diag.List)
 	if len(diags.Errors()) > 0 {
 		return nil, opts, diags
 	}
+	includes, diags := resolveIncludes(src, name, root)
+	if len(diags.Errors()) > 0 {
+		diags.Sort()
+		return nil, opts, diags
+	}
 	a, diags := agreement.Decode(name, root)
 	// Semantic checks run even after type errors, so one run reports
 	// everything; a field that failed to decode is simply Invalid.
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
 	p.Source = src.Data
+	p.Includes = includes
 	diags = append(diags, checkBackendKey(p, opts)...)
 	opts = opts.Resolve(p)
 	for _, f := range families(opts) {

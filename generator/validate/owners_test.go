@@ -21,7 +21,7 @@ func TestStewardshipProblems(t *testing.T) {
 				"[teams.training]\nguaranteed = 8\ndepartment = \"science\"\nowners = [\"@alice\", \"@gitlab-group/sub.group/ml_team\"]\nreview_by = 2027-02-01\n",
 		},
 		"an owner that is not a handle is refused at its position": {
-			src: pool + "owners = [\"@acme/platform\", \"platform team\"]\n" + rest + "[teams.training]\nguaranteed = 8\n",
+			src:  pool + "owners = [\"@acme/platform\", \"platform team\"]\n" + rest + "[teams.training]\nguaranteed = 8\n",
 			want: diag.List{diagtest.Error("tenancy.toml", 3, 29, "owners[1]", field.ErrorTypeInvalid)},
 		},
 		"a handle without its @, a trailing slash and a GitLab role are refused": {
