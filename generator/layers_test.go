@@ -33,23 +33,27 @@ var layers = map[string][]string{
 	// renderer, so that no step's test fixtures depend on a backend.
 	"internal/sourcetest": {"render", "render/*"},
 	"load":                {"agreement", "validate", "plan", "render", "render/*"},
-	"plan":                {"validate", "load", "render", "render/*", "gpu"},
-	"render":              {"load", "agreement", "validate", "render/*"},
-	"render/guard":        {"load", "agreement", "validate", "render/*"},
-	"render/kai":          {"load", "agreement", "validate", "render/*"},
-	"render/kueue":        {"load", "agreement", "validate", "render/*"},
-	"render/monitor":      {"load", "agreement", "validate", "render/*"},
-	"render/namespaces":   {"load", "agreement", "validate", "render/*"},
-	"render/windowctl":    {"load", "agreement", "validate", "render/*"},
-	"synthetic":           {"load", "agreement", "validate", "plan", "render", "render/*"},
-	"validate":            {"render", "render/*", "load", "plan", "encode", "gpu"},
-	"windows":             {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
-	"schedule":            {"load", "agreement", "validate", "render", "render/*", "chargeback"},
+	// Reads included files and merges their trees, before decoding.
+	"include": {"agreement", "validate", "plan", "render", "render/*", "gpu"},
+	// Review dates, judged on the plan at a date handed in.
+	"review":            {"load", "agreement", "validate", "render", "render/*", "gpu"},
+	"plan":              {"validate", "load", "render", "render/*", "gpu"},
+	"render":            {"load", "agreement", "validate", "render/*"},
+	"render/guard":      {"load", "agreement", "validate", "render/*"},
+	"render/kai":        {"load", "agreement", "validate", "render/*"},
+	"render/kueue":      {"load", "agreement", "validate", "render/*"},
+	"render/monitor":    {"load", "agreement", "validate", "render/*"},
+	"render/namespaces": {"load", "agreement", "validate", "render/*"},
+	"render/windowctl":  {"load", "agreement", "validate", "render/*"},
+	"synthetic":         {"load", "agreement", "validate", "plan", "render", "render/*"},
+	"validate":          {"render", "render/*", "load", "plan", "encode", "gpu"},
+	"windows":           {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
+	"schedule":          {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 }
 
 // steps are the pipeline's steps and families, which only the facade wires:
 // a wrapper calls the facade with options and never runs a step itself.
-var steps = []string{"load", "agreement", "validate", "plan", "encode", "render", "render/*", "schedule", "windows"}
+var steps = []string{"load", "include", "agreement", "validate", "plan", "encode", "render", "render/*", "schedule", "windows"}
 
 // wrappers lists every package of the wrappers (cmd/, kustomize/, argocd/),
 // by its path in the module, with the packages under generator/ it must not
