@@ -43,7 +43,7 @@ var limits = include.Limits{MaxSize: 1 << 20}
 
 func TestResolveMergesTeamsAndDepartments(t *testing.T) {
 	files := fstest.MapFS{
-		"tenancy.toml":       file(agreement + "[teams.serving]\nguaranteed = 4\n"),
+		"tenancy.toml":        file(agreement + "[teams.serving]\nguaranteed = 4\n"),
 		"teams/training.toml": file("[teams.training]\nguaranteed = 8\ndepartment = \"science\"\n"),
 		"teams/science.toml":  file("include = [\"more/*.toml\"]\n[departments.science]\nguaranteed = 8\n"),
 		"more/research.toml":  file("\n[teams.research]\nguaranteed = 2\n"),
