@@ -56,6 +56,7 @@ func init() {
 		{"check", "run render's checks without output (for the agreement's backends); exit 0 when valid, 1 when not", runCheck},
 		{"explain", "print the agreement as a table a person reads", runExplain},
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
+		{"owners", "print a CODEOWNERS block: who answers for the agreement's files", runOwners},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
 		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate); argocd ignore-differences for windows", runArgoCD},
 		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
