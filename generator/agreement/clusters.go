@@ -59,12 +59,7 @@ type ClusterShare struct {
 
 // Cluster returns the named cluster, or nil.
 func (a *Agreement) Cluster(name string) *Cluster {
-	for _, c := range a.Clusters {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
+	return named(a.Clusters, name, func(c *Cluster) string { return c.Name })
 }
 
 // clusters decodes the [clusters] table.

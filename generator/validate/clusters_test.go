@@ -1,7 +1,6 @@
 package validate_test
 
 import (
-	"errors"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,15 +15,7 @@ import (
 func checkFleet(t *testing.T, src string) diag.List {
 	t.Helper()
 	_, warnings, err := generator.CheckAll(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.Kueue})
-	var ae *generator.AgreementError
-	switch {
-	case err == nil:
-		return warnings
-	case errors.As(err, &ae):
-		return ae.Diagnostics
-	}
-	t.Fatalf("CheckAll: unexpected error %v", err)
-	return nil
+	return diagnostics(t, warnings, err)
 }
 
 // fleetHeader is a pool of 32 H100s in two workers of 16 under a manager;
