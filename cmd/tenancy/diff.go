@@ -118,6 +118,30 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		return exitDiffTrouble
 	}
 
+	color := !*noColor && colorWanted(e)
+	// A fleet agreement, on either side, is compared cluster by cluster.
+	oldParts, newParts := sideParts(oldSide), sideParts(newSide)
+	if oldParts != nil || newParts != nil {
+		parts, ok := renderFleet(e, oldSide, newSide, oldParts, newParts, opts)
+		if !ok {
+			return exitDiffTrouble
+		}
+		report, err := diff.CompareFleet(oldSide.label, newSide.label, parts)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+			return exitDiffTrouble
+		}
+		return writeDiff(e, report.Changed && *exitCode, func() ([]byte, error) {
+			switch *output {
+			case "text":
+				return diff.FleetText(report, color), nil
+			case "markdown":
+				return diff.FleetMarkdown(report, 0), nil
+			}
+			return diff.FleetJSON(report)
+		})
+	}
+
 	// Both sides are rendered before either failure is reported, so one run
 	// shows every problem of both.
 	oldRes, oldOK := renderSide(e, oldSide, opts)
@@ -130,26 +154,31 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble
 	}
-
-	var out []byte
-	switch *output {
-	case "text":
-		out = diff.Text(report, !*noColor && colorWanted(e))
-	case "markdown":
-		out = diff.Markdown(report, 0)
-	case "json":
-		if out, err = diff.JSON(report); err != nil {
-			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
-			return exitDiffTrouble
+	return writeDiff(e, report.Changed && *exitCode, func() ([]byte, error) {
+		switch *output {
+		case "text":
+			return diff.Text(report, color), nil
+		case "markdown":
+			return diff.Markdown(report, 0), nil
 		}
+		return diff.JSON(report)
+	})
+}
+
+// writeDiff builds the output and writes it at once: an error building it
+// leaves stdout empty. changedExit says the run ends with status 1 (changes
+// and --exit-code).
+func writeDiff(e *env, changedExit bool, build func() ([]byte, error)) int {
+	out, err := build()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+		return exitDiffTrouble
 	}
-	// Everything is built before the one write: an error above leaves
-	// stdout empty.
 	if _, err := e.stdout.Write(out); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy diff: write output: %v\n", err)
 		return exitDiffTrouble
 	}
-	if report.Changed && *exitCode {
+	if changedExit {
 		return exitFailure
 	}
 	return exitOK
