@@ -77,6 +77,10 @@ type Statement struct {
 	// Coverage is the fraction of the range's steps at which the scheduler
 	// reported allocations; gaps are charged nothing (never guessed).
 	Coverage float64 `json:"coverage"`
+	// devices is, per team row with a Utilization, how many device
+	// samples its mean weighs: a fleet's sum (SumFleet) weighs each
+	// cluster's mean by them, as a statement's total does its rows'.
+	devices map[key]float64
 }
 
 // ErrNoSeries is returned when the range holds no scheduler series at all.
@@ -243,7 +247,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 	}
 
 	st := &Statement{Pool: m.Pool, Backend: m.Backend, From: from, To: to, Step: step.String(), Currency: m.Currency,
-		Coverage: float64(seenSteps) / float64(steps)}
+		Coverage: float64(seenSteps) / float64(steps), devices: map[key]float64{}}
 	var utilSum, utilCount float64
 	for _, r := range rows {
 		f := m.Flavor(r.Flavor)
@@ -251,6 +255,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		if a := accts[key{r.Team, r.Flavor}]; a != nil && a.utilCount > 0 {
 			u := a.utilSum / a.utilCount
 			r.Utilization = &u
+			st.devices[key{r.Team, r.Flavor}] = a.utilCount
 			utilSum += a.utilSum
 			utilCount += a.utilCount
 		}
@@ -260,7 +265,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		if st.Rows[i].Team != st.Rows[j].Team {
 			return st.Rows[i].Team < st.Rows[j].Team
 		}
-		return flavorIndex(m, st.Rows[i].Flavor) < flavorIndex(m, st.Rows[j].Flavor)
+		return flavorIndex(m.Flavors, st.Rows[i].Flavor) < flavorIndex(m.Flavors, st.Rows[j].Flavor)
 	})
 	st.Total = Row{Team: "total", Flavor: "*"}
 	for _, r := range st.Rows {
@@ -270,10 +275,10 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		u := utilSum / utilCount
 		st.Total.Utilization = &u
 	}
-	st.Departments = m.departmentRows(st.Rows, accts)
+	st.Departments = departmentRows(st.Rows, accts, m.Flavors)
 	return st, nil
 }
 
-func flavorIndex(m *Model, name string) int {
-	return slices.IndexFunc(m.Flavors, func(f Flavor) bool { return f.Name == name })
+func flavorIndex(flavors []Flavor, name string) int {
+	return slices.IndexFunc(flavors, func(f Flavor) bool { return f.Name == name })
 }
