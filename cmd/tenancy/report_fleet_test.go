@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenancy-dev/tenancy/generator/chargeback"
+)
+
+func TestParsePrometheus(t *testing.T) {
+	for name, tc := range map[string]struct {
+		values      []string
+		wantURLs    map[string]string
+		wantCluster bool
+		wantErr     string
+	}{
+		"one URL":                {values: []string{"http://thanos:9090"}, wantURLs: map[string]string{"": "http://thanos:9090"}},
+		"a URL with =":           {values: []string{"https://mimir/prometheus?tenant=gpu"}, wantURLs: map[string]string{"": "https://mimir/prometheus?tenant=gpu"}},
+		"one per cluster":        {values: []string{"east=http://e:9090", "west=http://w:9090"}, wantURLs: map[string]string{"east": "http://e:9090", "west": "http://w:9090"}, wantCluster: true},
+		"two URLs":               {values: []string{"http://a", "http://b"}, wantErr: "not two URLs"},
+		"a URL and a cluster":    {values: []string{"http://a", "east=http://e"}, wantErr: "nor both"},
+		"a cluster and a URL":    {values: []string{"east=http://e", "http://a"}, wantErr: "nor both"},
+		"a cluster twice":        {values: []string{"east=http://e", "east=http://f"}, wantErr: "cluster east is given twice"},
+		"no name":                {values: []string{"=http://e"}, wantErr: "CLUSTER=URL"},
+		"a cluster without URL":  {values: []string{"east=e:9090"}, wantErr: "want an http(s) URL"},
+		"neither URL nor naming": {values: []string{"localhost:9090"}, wantErr: "want an http(s) URL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := parsePrometheus(tc.values)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.wantURLs, got.urls); d != "" {
+				t.Errorf("URLs (-want,+got):\n%s", d)
+			}
+			if (got.perCluster != nil) != tc.wantCluster {
+				t.Errorf("per cluster = %v, want %v", got.perCluster != nil, tc.wantCluster)
+			}
+		})
+	}
+}
+
+// TestReportFleetUsage: a CLUSTER=URL on an agreement without [clusters],
+// and a label that is no label name, are usage errors.
+func TestReportFleetUsage(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args     []string
+		inStderr string
+	}{
+		"cluster on a single cluster": {args: []string{"report", "--prometheus", "east=http://127.0.0.1:1", "--from", "-1h", "../../generator/testdata/monitoring/tenancy.toml"}, inStderr: "has no [clusters]"},
+		"bad label":                   {args: []string{"report", "--prometheus", "http://127.0.0.1:1", "--cluster-label", "k8s-cluster", "--from", "-1h"}, inStderr: "--cluster-label"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := runIn(".", tc.args...)
+			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, stderr naming %q", code, stdout, stderr, tc.inStderr)
+			}
+		})
+	}
+}
+
+// TestWriteFleetStatement: CSV has the cluster first, each cluster's lines
+// then the fleet's (cluster *); the table a section per cluster and the
+// fleet's last.
+func TestWriteFleetStatement(t *testing.T) {
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	st := func(g float64) *chargeback.Statement {
+		return &chargeback.Statement{Pool: "gpu-pool", Backend: "kueue", From: from, To: from.Add(time.Hour), Step: "1h0m0s", Currency: "EUR", Coverage: 1,
+			Rows:  []chargeback.Row{{Team: "training", Flavor: "h100", Guaranteed: g, Cost: g}},
+			Total: chargeback.Row{Team: "total", Flavor: "*", Guaranteed: g, Cost: g}}
+	}
+	fleet, err := chargeback.SumFleet([]chargeback.ClusterStatement{{Cluster: "east", Statement: st(12)}, {Cluster: "west", Statement: st(4)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := writeFleetStatement(&b, fleet, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	want := "cluster,team,flavor,guaranteed_gpu_hours,allocated_gpu_hours,borrowed_gpu_hours,idle_gpu_hours,lent_gpu_hours,utilization,cost\n" +
+		"east,training,h100,12.00,0.00,0.00,0.00,0.00,,12.00\n" +
+		"east,total,*,12.00,0.00,0.00,0.00,0.00,,12.00\n" +
+		"west,training,h100,4.00,0.00,0.00,0.00,0.00,,4.00\n" +
+		"west,total,*,4.00,0.00,0.00,0.00,0.00,,4.00\n" +
+		"*,training,h100,16.00,0.00,0.00,0.00,0.00,,16.00\n" +
+		"*,total,*,16.00,0.00,0.00,0.00,0.00,,16.00\n"
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("CSV (-want,+got):\n%s", d)
+	}
+	b.Reset()
+	if err := writeFleetStatement(&b, fleet, "table"); err != nil {
+		t.Fatal(err)
+	}
+	want = "GPU statement of gpu-pool (kueue), a fleet of 2 worker clusters (east, west), 2026-11-01T00:00:00Z to 2026-11-01T01:00:00Z, cost in EUR, 100.0% of the range covered\n" +
+		"\nCluster east, 100.0% of the range covered\n" +
+		"team      flavor  guaranteed_gpu_hours  allocated_gpu_hours  borrowed_gpu_hours  idle_gpu_hours  lent_gpu_hours  utilization  cost\n" +
+		"training  h100    12.00                 0.00                 0.00                0.00            0.00                         12.00\n" +
+		"total     *       12.00                 0.00                 0.00                0.00            0.00                         12.00\n" +
+		"\nCluster west, 100.0% of the range covered\n" +
+		"team      flavor  guaranteed_gpu_hours  allocated_gpu_hours  borrowed_gpu_hours  idle_gpu_hours  lent_gpu_hours  utilization  cost\n" +
+		"training  h100    4.00                  0.00                 0.00                0.00            0.00                         4.00\n" +
+		"total     *       4.00                  0.00                 0.00                0.00            0.00                         4.00\n" +
+		"\nFleet, the 2 clusters summed\n" +
+		"team      flavor  guaranteed_gpu_hours  allocated_gpu_hours  borrowed_gpu_hours  idle_gpu_hours  lent_gpu_hours  utilization  cost\n" +
+		"training  h100    16.00                 0.00                 0.00                0.00            0.00                         16.00\n" +
+		"total     *       16.00                 0.00                 0.00                0.00            0.00                         16.00\n"
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("table (-want,+got):\n%s", d)
+	}
+	b.Reset()
+	if err := writeFleetStatement(&b, fleet, "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"clusters": [`, `"cluster": "east"`, `"total": {`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b.String())
+		}
+	}
+}
