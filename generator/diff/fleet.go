@@ -33,6 +33,11 @@ type FleetReport struct {
 	// Counts sums the clusters' object counts: an object that changes in
 	// two clusters counts twice, since it is applied twice.
 	Counts Counts `json:"counts"`
+	// NewWarnings and ChangedWarnings are those every cluster reports
+	// alike (the agreement's own, such as a team's borrow no one can
+	// lend): said once here, and left out of each cluster's summary.
+	NewWarnings     []Warning       `json:"newWarnings"`
+	ChangedWarnings []WarningChange `json:"changedWarnings"`
 }
 
 // ClusterReport is what the change does in one cluster of the fleet.
@@ -73,7 +78,42 @@ func CompareFleet(old, new string, parts []Part) (*FleetReport, error) {
 		r.Counts.Unchanged += rep.Counts.Unchanged
 		r.Clusters = append(r.Clusters, c)
 	}
+	r.NewWarnings = common(r.Clusters, func(s *Summary) *[]Warning { return &s.NewWarnings }, Warning.Text)
+	r.ChangedWarnings = common(r.Clusters, func(s *Summary) *[]WarningChange { return &s.ChangedWarnings },
+		func(w WarningChange) string { return w.Old.Text() + "\x00" + w.New.Text() })
 	return r, nil
+}
+
+// common moves the items of list that every cluster's summary holds (by
+// key) out of the summaries, and returns them in the first cluster's
+// order; none for a fleet of one cluster, whose summary says it all.
+func common[T any](clusters []ClusterReport, list func(*Summary) *[]T, key func(T) string) []T {
+	out := []T{}
+	if len(clusters) < 2 {
+		return out
+	}
+	in := map[string]int{} // how many clusters hold the key
+	for _, c := range clusters {
+		seen := map[string]bool{}
+		for _, it := range *list(&c.Report.Summary) {
+			if k := key(it); !seen[k] {
+				seen[k] = true
+				in[k]++
+			}
+		}
+	}
+	for i, c := range clusters {
+		l := list(&c.Report.Summary)
+		if i == 0 {
+			for _, it := range *l {
+				if in[key(it)] == len(clusters) {
+					out = append(out, it)
+				}
+			}
+		}
+		*l = slices.DeleteFunc(*l, func(it T) bool { return in[key(it)] == len(clusters) })
+	}
+	return out
 }
 
 // FleetParts lists the parts to compare, given each side's parts as

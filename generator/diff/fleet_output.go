@@ -14,6 +14,7 @@ func FleetText(r *FleetReport, color bool) []byte {
 	p.line("", "")
 	p.line(sgrBold, "Fleet: "+clusterCounts(r))
 	p.table([]string{"", "CLUSTER", "ROLE", "TEAMS", "OBJECTS"}, clusterRows(r))
+	p.attention(r.warnings())
 	for _, c := range r.Clusters {
 		p.line("", "")
 		p.line(opColor(c.Op)+sgrBold, fmt.Sprintf("Cluster %s (%s)%s", c.Cluster, c.Role(), clusterOpNote(c.Op)))
@@ -40,6 +41,7 @@ func FleetMarkdown(r *FleetReport, limit int) []byte {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), cell(c[3]), cell(c[4]))
 	}
 	b.WriteString("\n")
+	b.WriteString(attentionMarkdown(r.warnings()))
 	blocks = append(blocks, b.String())
 	for _, c := range r.Clusters {
 		blocks = append(blocks, fmt.Sprintf("### Cluster %s (%s)%s\n\n", code(c.Cluster), c.Role(), clusterOpNote(c.Op)))
@@ -108,4 +110,10 @@ func clusterOpNote(op Op) string {
 		return ": changes"
 	}
 	return ": unchanged"
+}
+
+// warnings is a summary holding only the warnings every cluster shares, so
+// the single cluster's Attention printers say them once for the fleet.
+func (r *FleetReport) warnings() Summary {
+	return Summary{NewWarnings: r.NewWarnings, ChangedWarnings: r.ChangedWarnings}
 }

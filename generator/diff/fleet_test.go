@@ -40,6 +40,17 @@ var fleetCases = map[string][]Part{
 		{Cluster: "east", Old: fleetWorker(4, 12), New: fleetWorker(4, 8)},
 		{Cluster: "west", Old: fleetWorker(4, 4), New: fleetWorker(4, 8)},
 	},
+	// research's borrow grows past what anyone can lend: every cluster
+	// warns alike, said once for the fleet; east alone warns of its gang.
+	"fleet-warnings": {
+		{Cluster: "hub", Manager: true, Old: fleetManager(16, "east", "west"),
+			New: withWarning(fleetManager(16, "east", "west"), "teams.research.borrow", "borrows up to 12 GPUs but only 8 are lendable")},
+		{Cluster: "east", Old: fleetWorker(4, 8),
+			New: withWarning(withWarning(fleetWorker(4, 8), "teams.research.borrow", "borrows up to 12 GPUs but only 8 are lendable"),
+				"teams.training.clusters", "the largest gang training's guarantee admits is 8 GPUs")},
+		{Cluster: "west", Old: fleetWorker(4, 8),
+			New: withWarning(fleetWorker(4, 8), "teams.research.borrow", "borrows up to 12 GPUs but only 8 are lendable")},
+	},
 	// A third worker joins: the manager gains its MultiKueueCluster, the
 	// worker's part is added whole, the others are as they were.
 	"fleet-cluster-added": {
