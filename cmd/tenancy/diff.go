@@ -120,7 +120,12 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 
 	color := !*noColor && colorWanted(e)
 	// A fleet agreement, on either side, is compared cluster by cluster.
-	oldParts, newParts := sideParts(oldSide), sideParts(newSide)
+	oldParts, oldErr := sideParts(oldSide)
+	newParts, newErr := sideParts(newSide)
+	if oldErr != nil || newErr != nil {
+		unreadableSides(e, oldSide, newSide, oldParts, newParts, oldErr, newErr, opts)
+		return exitDiffTrouble
+	}
 	if oldParts != nil || newParts != nil {
 		parts, ok := renderFleet(e, oldSide, newSide, oldParts, newParts, opts)
 		if !ok {
@@ -231,14 +236,20 @@ func renderSide(e *env, s diffSide, opts generator.Options) (*generator.Result, 
 	if err == nil {
 		return res, true
 	}
+	sideFailed(e, s, err)
+	return nil, false
+}
+
+// sideFailed prints why a side did not render: every diagnostic and a line
+// naming the side, or the error.
+func sideFailed(e *env, s diffSide, err error) {
 	var ae *generator.AgreementError
 	if errors.As(err, &ae) {
 		printDiagnostics(e, ae.Diagnostics)
 		fmt.Fprintf(e.stderr, "tenancy diff: the %s side, %s, is invalid: %d error(s)\n", s.name, s.label, len(ae.Diagnostics.Errors()))
-		return nil, false
+		return
 	}
 	fmt.Fprintf(e.stderr, "tenancy diff: %s side, %s: %v\n", s.name, s.label, err)
-	return nil, false
 }
 
 // colorWanted follows the conventions of terminal tools: colour only on a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -8,18 +9,45 @@ import (
 )
 
 // sideParts is the side's fleet parts (generator.Parts): nil for an absent
-// file or an agreement without [clusters]. An agreement that does not load
-// or decode has none either: it is then rendered as a single cluster's, and
-// that render reports its diagnostics.
-func sideParts(s diffSide) []string {
+// file or an agreement without [clusters]; an error for one that does not
+// load or decode.
+func sideParts(s diffSide) ([]string, error) {
 	if s.src == nil {
-		return nil
+		return nil, nil
 	}
-	parts, err := generator.Parts(*s.src)
-	if err != nil {
-		return nil
+	return generator.Parts(*s.src)
+}
+
+// unreadableSides reports the sides whose parts could not be listed, and
+// renders the other side all the same, so one run shows every problem of
+// both. A side that does not decode is reported with what its render
+// reports: every diagnostic for an agreement without [clusters], as before
+// fleets; for a fleet, whose render without a cluster is refused for want
+// of one, the diagnostics Parts found.
+func unreadableSides(e *env, oldSide, newSide diffSide, oldParts, newParts []string, oldErr, newErr error, opts generator.Options) {
+	for _, side := range []struct {
+		diffSide
+		err error
+	}{{oldSide, oldErr}, {newSide, newErr}} {
+		if side.err == nil {
+			continue
+		}
+		_, err := generator.Render(*side.src, opts)
+		if err == nil || errors.Is(err, generator.ErrOptions) {
+			err = side.err
+		}
+		sideFailed(e, side.diffSide, err)
 	}
-	return parts
+	switch {
+	case oldErr == nil && oldParts == nil:
+		renderSide(e, oldSide, opts)
+	case oldErr == nil:
+		renderFleet(e, oldSide, diffSide{}, oldParts, nil, opts)
+	case newErr == nil && newParts == nil:
+		renderSide(e, newSide, opts)
+	case newErr == nil:
+		renderFleet(e, diffSide{}, newSide, nil, newParts, opts)
+	}
 }
 
 // renderFleet renders every part of either side (diff.FleetParts) with
@@ -29,9 +57,16 @@ func sideParts(s diffSide) []string {
 // MultiKueue's objects, and the workers are added whole. Both sides are
 // rendered before a failure is reported, so one run shows every problem of
 // both; a side stops at its first failing part, whose diagnostics the
-// others would repeat.
+// others would repeat. With --backend kai a fleet's manager renders
+// nothing (it is Kueue's: KAI has no multi-cluster dispatch), so only the
+// workers are compared, and a single-cluster side's KAI render is compared
+// with nothing in the manager's place.
 func renderFleet(e *env, oldSide, newSide diffSide, oldParts, newParts []string, opts generator.Options) ([]diff.Part, bool) {
 	names, manager := diff.FleetParts(oldParts, newParts)
+	kai := opts.Backend == generator.KAI
+	if kai && oldParts != nil && newParts != nil {
+		names = slices.DeleteFunc(names, func(n string) bool { return manager[n] })
+	}
 	parts := make([]diff.Part, len(names))
 	ok := true
 	for _, side := range []struct {
@@ -51,6 +86,8 @@ func renderFleet(e *env, oldSide, newSide diffSide, oldParts, newParts []string,
 			switch {
 			case side.parts == nil && i == 0:
 				// The single cluster's render, as the manager's part.
+			case kai && manager[name] && side.parts != nil:
+				continue
 			case slices.Contains(side.parts, name):
 				o.Cluster, o.ClusterFrom = name, "the cluster diff compares"
 			default:

@@ -430,3 +430,21 @@ func TestDiffColor(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffFleetBrokenSide: a fleet whose new side does not decode is an
+// error at its line, with nothing on stdout, as a single cluster's is.
+func TestDiffFleetBrokenSide(t *testing.T) {
+	dir := t.TempDir()
+	old := readDiffCase(t, "fleet-share-moves", "old.toml")
+	broken := strings.Replace(old, "guaranteed = 16\n", "guaranteed = \"sixteen\"\n", 1)
+	writeDiffFiles(t, dir, map[string]string{"old.toml": old, "new.toml": broken})
+	stdout, stderr, code := runIn(dir, "diff", "old.toml", "new.toml")
+	if code != exitDiffTrouble || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want exit 2 and no stdout", code, stdout)
+	}
+	for _, want := range []string{"new.toml:31:", "teams.training.guaranteed", "the new side, new.toml"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
