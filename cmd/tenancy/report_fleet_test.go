@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/promrange/promrangetest"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
 
@@ -125,5 +130,113 @@ func TestWriteFleetStatement(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, b.String())
 		}
+	}
+}
+
+// fleetFake answers for examples/fleet's workers over two hours: east's
+// training uses its 16, west's research its 8 and inference 4 of its 8.
+// cluster picks the worker from the query (one Prometheus for the fleet),
+// or is fixed (each worker's own Prometheus).
+func fleetFake(t *testing.T, cluster func(query string) string) *httptest.Server {
+	t.Helper()
+	type gpus struct{ used, quota int }
+	teams := map[string]map[string]gpus{
+		"east": {"training": {16, 16}, "research": {0, 0}, "inference": {0, 0}},
+		"west": {"training": {0, 0}, "research": {8, 8}, "inference": {4, 8}},
+	}
+	names := []string{"inference", "research", "training"}
+	fake := &promrangetest.Fake{Handle: func(r promrangetest.Request) (int, string) {
+		used := strings.Contains(r.Query, "kueue_cluster_queue_resource_usage")
+		if !used && !strings.Contains(r.Query, "kueue_cluster_queue_nominal_quota") {
+			return promrangetest.Matrix(r, nil)
+		}
+		c := teams[cluster(r.Query)]
+		if c == nil {
+			return promrangetest.Matrix(r, nil)
+		}
+		var labelSets []string
+		for _, n := range names {
+			labelSets = append(labelSets, fmt.Sprintf(`{"cluster_queue":%q,"flavor":"h100"}`, n))
+		}
+		return promrangetest.Matrix(r, func(i int, _ float64) string {
+			g := c[names[i]]
+			if used {
+				return strconv.Itoa(g.used)
+			}
+			return strconv.Itoa(g.quota)
+		}, labelSets...)
+	}}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestReportFleet charges examples/fleet's workers, from one Prometheus
+// whose series carry the cluster label and from one Prometheus per worker:
+// the same statement, each cluster's lines and the fleet's summed.
+func TestReportFleet(t *testing.T) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	labelled := regexp.MustCompile(`cluster="(east|west|hub)"`)
+	one := fleetFake(t, func(q string) string {
+		if m := labelled.FindStringSubmatch(q); m != nil {
+			return m[1]
+		}
+		return "" // a query without the matcher would mix the clusters
+	})
+	east := fleetFake(t, func(string) string { return "east" })
+	west := fleetFake(t, func(string) string { return "west" })
+	want := "cluster,team,flavor,guaranteed_gpu_hours,allocated_gpu_hours,borrowed_gpu_hours,idle_gpu_hours,lent_gpu_hours,utilization,cost\n" +
+		"east,inference,h100,0.00,0.00,0.00,0.00,0.00,,0.00\n" +
+		"east,research,h100,0.00,0.00,0.00,0.00,0.00,,0.00\n" +
+		"east,training,h100,32.00,32.00,0.00,0.00,0.00,,0.00\n" +
+		"east,total,*,32.00,32.00,0.00,0.00,0.00,,0.00\n" +
+		"west,inference,h100,16.00,8.00,0.00,8.00,0.00,,0.00\n" +
+		"west,research,h100,16.00,16.00,0.00,0.00,0.00,,0.00\n" +
+		"west,training,h100,0.00,0.00,0.00,0.00,0.00,,0.00\n" +
+		"west,total,*,32.00,24.00,0.00,8.00,0.00,,0.00\n" +
+		"*,inference,h100,16.00,8.00,0.00,8.00,0.00,,0.00\n" +
+		"*,research,h100,16.00,16.00,0.00,0.00,0.00,,0.00\n" +
+		"*,training,h100,32.00,32.00,0.00,0.00,0.00,,0.00\n" +
+		"*,total,*,64.00,56.00,0.00,8.00,0.00,,0.00\n"
+	for name, prom := range map[string][]string{
+		"one Prometheus, labelled":   {"--prometheus", one.URL},
+		"one Prometheus per cluster": {"--prometheus", "west=" + west.URL, "--prometheus", "east=" + east.URL},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"report", "../../examples/fleet/tenancy.toml", "--from", from.Format(time.RFC3339),
+				"--to", from.Add(2 * time.Hour).Format(time.RFC3339), "--output", "csv"}, prom...)
+			stdout, stderr, code := runIn(".", args...)
+			if code != exitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			if d := cmp.Diff(want, stdout); d != "" {
+				t.Errorf("statement (-want,+got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestReportFleetNamesTheWorkers: per-cluster Prometheus for the manager,
+// for a cluster the fleet does not have, or for too few workers are usage
+// errors naming the workers; an agreement without [clusters] refuses them.
+func TestReportFleetNamesTheWorkers(t *testing.T) {
+	for name, tc := range map[string]struct {
+		prom     []string
+		inStderr string
+	}{
+		"the manager":    {prom: []string{"east=http://e", "west=http://w", "hub=http://h"}, inStderr: "hub is the fleet's manager, which runs no workloads"},
+		"an unknown one": {prom: []string{"east=http://e", "north=http://n"}, inStderr: "no worker cluster north; its workers are east, west"},
+		"one missing":    {prom: []string{"east=http://e"}, inStderr: "no west=URL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"report", "../../examples/fleet/tenancy.toml", "--from", "-1h"}
+			for _, p := range tc.prom {
+				args = append(args, "--prometheus", p)
+			}
+			stdout, stderr, code := runIn(".", args...)
+			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.inStderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming %q", code, stdout, stderr, tc.inStderr)
+			}
+		})
 	}
 }
