@@ -51,7 +51,7 @@ Examples:
   tenancy report examples/fleet/tenancy.toml --prometheus east=http://prom.east:9090 --prometheus west=http://prom.west:9090 --from -30d`)
 	var b backendFlags
 	b.register(fs)
-	prom := fs.StringArray("prometheus", nil, "Prometheus base URL, e.g. http://prometheus.monitoring:9090 (required); for a fleet, one URL holding every worker's series, or CLUSTER=URL once per worker cluster")
+	prom := fs.StringArray("prometheus", nil, "Prometheus base `URL`, e.g. http://prometheus.monitoring:9090 (required); for a fleet, one URL holding every worker's series, or CLUSTER=URL once per worker cluster")
 	fs.Lookup("prometheus").DefValue = "" // not "[]" in the help
 	clusterLabel := fs.String("cluster-label", "cluster", "for a fleet with one --prometheus URL: the label whose value names each series' cluster")
 	fromFlag := fs.String("from", "", "start of the range: RFC 3339 or relative (-30d) (required)")
