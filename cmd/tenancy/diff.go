@@ -136,14 +136,10 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 			return exitDiffTrouble
 		}
-		return writeDiff(e, report.Changed && *exitCode, func() ([]byte, error) {
-			switch *output {
-			case "text":
-				return diff.FleetText(report, color), nil
-			case "markdown":
-				return diff.FleetMarkdown(report, 0), nil
-			}
-			return diff.FleetJSON(report)
+		return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+			text:     func() []byte { return diff.FleetText(report, color) },
+			markdown: func() []byte { return diff.FleetMarkdown(report, 0) },
+			json:     func() ([]byte, error) { return diff.FleetJSON(report) },
 		})
 	}
 
@@ -159,22 +155,33 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble
 	}
-	return writeDiff(e, report.Changed && *exitCode, func() ([]byte, error) {
-		switch *output {
-		case "text":
-			return diff.Text(report, color), nil
-		case "markdown":
-			return diff.Markdown(report, 0), nil
-		}
-		return diff.JSON(report)
+	return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+		text:     func() []byte { return diff.Text(report, color) },
+		markdown: func() []byte { return diff.Markdown(report, 0) },
+		json:     func() ([]byte, error) { return diff.JSON(report) },
 	})
+}
+
+// diffFormats builds a report in each --output format.
+type diffFormats struct {
+	text, markdown func() []byte
+	json           func() ([]byte, error)
 }
 
 // writeDiff builds the output and writes it at once: an error building it
 // leaves stdout empty. changedExit says the run ends with status 1 (changes
 // and --exit-code).
-func writeDiff(e *env, changedExit bool, build func() ([]byte, error)) int {
-	out, err := build()
+func writeDiff(e *env, output string, changedExit bool, formats diffFormats) int {
+	var out []byte
+	var err error
+	switch output {
+	case "text":
+		out = formats.text()
+	case "markdown":
+		out = formats.markdown()
+	default:
+		out, err = formats.json()
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble

@@ -148,8 +148,14 @@ Examples:
 		}
 		return exitFailure
 	}
+	return writeReport(e, func(w io.Writer) error { return writeStatement(w, st, *output) })
+}
+
+// writeReport builds the statement, then writes it at once: an error
+// building it leaves stdout empty.
+func writeReport(e *env, write func(io.Writer) error) int {
 	var out bytes.Buffer
-	if err := writeStatement(&out, st, *output); err != nil {
+	if err := write(&out); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 		return exitFailure
 	}

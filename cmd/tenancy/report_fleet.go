@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -177,16 +176,7 @@ func reportFleet(e *env, src generator.Source, parts []string, proms prometheuse
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 		return exitFailure
 	}
-	var out bytes.Buffer
-	if err := writeFleetStatement(&out, fleet, output); err != nil {
-		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
-		return exitFailure
-	}
-	if _, err := e.stdout.Write(out.Bytes()); err != nil {
-		fmt.Fprintf(e.stderr, "tenancy report: write output: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
+	return writeReport(e, func(w io.Writer) error { return writeFleetStatement(w, fleet, output) })
 }
 
 // writeFleetStatement writes each cluster's lines and the fleet's. CSV

@@ -80,7 +80,7 @@ func TestReportFleetUsage(t *testing.T) {
 func TestWriteFleetStatement(t *testing.T) {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	st := func(g float64) *chargeback.Statement {
-		return &chargeback.Statement{Pool: "gpu-pool", Backend: "kueue", From: from, To: from.Add(time.Hour), Step: "1h0m0s", Currency: "EUR", Coverage: 1,
+		return &chargeback.Statement{Period: chargeback.Period{Pool: "gpu-pool", Backend: "kueue", From: from, To: from.Add(time.Hour), Step: "1h0m0s", Currency: "EUR"}, Coverage: 1,
 			Rows:  []chargeback.Row{{Team: "training", Flavor: "h100", Guaranteed: g, Cost: g}},
 			Total: chargeback.Row{Team: "total", Flavor: "*", Guaranteed: g, Cost: g}}
 	}

@@ -61,15 +61,27 @@ func (r *Row) add(o Row) {
 	r.Cost += o.Cost
 }
 
-// Statement is the chargeback of a range.
-type Statement struct {
+// Period says what a statement is of: the pool, whose metrics, the range
+// and step, and the currency of its costs.
+type Period struct {
 	Pool     string      `json:"pool"`
 	Backend  gpu.Backend `json:"backend"`
 	From     time.Time   `json:"from"`
 	To       time.Time   `json:"to"`
 	Step     string      `json:"step"`
 	Currency string      `json:"currency"`
-	Rows     []Row       `json:"rows"`
+}
+
+// same reports whether two statements are of the same period, so that
+// their GPU-hours add up.
+func (p Period) same(o Period) bool {
+	return p.Pool == o.Pool && p.Backend == o.Backend && p.From.Equal(o.From) && p.To.Equal(o.To) && p.Step == o.Step && p.Currency == o.Currency
+}
+
+// Statement is the chargeback of a range.
+type Statement struct {
+	Period
+	Rows []Row `json:"rows"`
 	// Departments holds a row per department and flavor, its teams' rows
 	// summed (Team "*"), sorted; absent without departments.
 	Departments []Row `json:"departments,omitempty"`
@@ -246,7 +258,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		}
 	}
 
-	st := &Statement{Pool: m.Pool, Backend: m.Backend, From: from, To: to, Step: step.String(), Currency: m.Currency,
+	st := &Statement{Period: Period{Pool: m.Pool, Backend: m.Backend, From: from, To: to, Step: step.String(), Currency: m.Currency},
 		Coverage: float64(seenSteps) / float64(steps), devices: map[key]float64{}}
 	var utilSum, utilCount float64
 	for _, r := range rows {

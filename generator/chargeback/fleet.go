@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/tenancy-dev/tenancy/generator/gpu"
 )
 
 // A fleet agreement (one with [clusters]) is charged where its GPUs are: in
@@ -26,12 +24,7 @@ type ClusterStatement struct {
 // cluster's statement, and the fleet's, whose rows are every team's rows
 // summed across the clusters.
 type FleetStatement struct {
-	Pool     string             `json:"pool"`
-	Backend  gpu.Backend        `json:"backend"`
-	From     time.Time          `json:"from"`
-	To       time.Time          `json:"to"`
-	Step     string             `json:"step"`
-	Currency string             `json:"currency"`
+	Period
 	Clusters []ClusterStatement `json:"clusters"`
 	// Rows, Departments and Total are the clusters' summed: a team that
 	// borrows in one cluster while its share idles in another is charged
@@ -59,16 +52,14 @@ func SumFleet(clusters []ClusterStatement) (*FleetStatement, error) {
 		return nil, fmt.Errorf("statement: a fleet of no clusters")
 	}
 	first := clusters[0].Statement
-	fs := &FleetStatement{Pool: first.Pool, Backend: first.Backend, From: first.From, To: first.To, Step: first.Step,
-		Currency: first.Currency, Clusters: clusters}
+	fs := &FleetStatement{Period: first.Period, Clusters: clusters}
 	var flavors []Flavor // in the order the clusters name them
 	rows := map[key]*Row{}
 	accts := map[key]*acct{} // the utilisation sums, for departmentRows
 	var coverage float64
 	for _, c := range clusters {
 		st := c.Statement
-		if st.Pool != first.Pool || st.Backend != first.Backend || !st.From.Equal(first.From) || !st.To.Equal(first.To) ||
-			st.Step != first.Step || st.Currency != first.Currency {
+		if !st.same(first.Period) {
 			return nil, fmt.Errorf("statement: cluster %s's statement is of %s (%s) from %s to %s step %s in %s, cluster %s's of %s (%s) from %s to %s step %s in %s",
 				c.Cluster, st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Step, st.Currency,
 				clusters[0].Cluster, first.Pool, first.Backend, first.From.Format(time.RFC3339), first.To.Format(time.RFC3339), first.Step, first.Currency)

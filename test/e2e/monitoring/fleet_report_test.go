@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -66,12 +65,11 @@ var fleetWant = map[string]map[string]float64{
 // of a family together, both backends' metrics side by side.
 func writeFleetScenario(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := bufio.NewWriter(f)
+	writeOpenMetrics(t, path, writeFleetDay)
+}
+
+// writeFleetDay writes the fleet's day.
+func writeFleetDay(w *bufio.Writer) {
 	family := func(name string, labels func(cluster, team string) string, value func(cluster, team string, ts time.Time) float64) {
 		fmt.Fprintf(w, "# TYPE %s gauge\n", name)
 		for _, cluster := range []string{"hub", "east", "west"} {
@@ -93,10 +91,6 @@ func writeFleetScenario(t *testing.T, path string) {
 	family("kueue_cluster_queue_nominal_quota", cq, guar)
 	family("kai_queue_allocated_gpus", kai, alloc)
 	family("kai_queue_deserved_gpus", kai, guar)
-	fmt.Fprintln(w, "# EOF")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestFleetReport runs tenancy report on examples/fleet against a real
