@@ -192,17 +192,13 @@ func writeStatement(w io.Writer, st *chargeback.Statement, format string) error 
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return encodeJSON(w, st)
 	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write(columns)
+		var lines [][]string
 		for _, r := range rows {
-			cw.Write(cells(r))
+			lines = append(lines, cells(r))
 		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(w, columns, lines)
 	case "markdown":
 		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n\n",
 			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
@@ -229,4 +225,19 @@ func writeRows(w io.Writer, columns []string, cells func(chargeback.Row) []strin
 		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
 	}
 	return tw.Flush()
+}
+
+// encodeJSON writes v as indented JSON.
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeCSV writes the header and the lines as CSV.
+func writeCSV(w io.Writer, header []string, lines [][]string) error {
+	cw := csv.NewWriter(w)
+	cw.Write(header)
+	cw.WriteAll(lines) // flushes
+	return cw.Error()
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -202,19 +200,15 @@ func writeFleetStatement(w io.Writer, fs *chargeback.FleetStatement, format stri
 	sections = append(sections, section{"*", fs.Coverage, statementRows(fs.Rows, fs.Departments, fs.Total)})
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(fs)
+		return encodeJSON(w, fs)
 	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write(append([]string{"cluster"}, columns...))
+		var lines [][]string
 		for _, s := range sections {
 			for _, r := range s.rows {
-				cw.Write(append([]string{s.name}, cells(r)...))
+				lines = append(lines, append([]string{s.name}, cells(r)...))
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(w, append([]string{"cluster"}, columns...), lines)
 	}
 	fmt.Fprintf(w, "GPU statement of %s (%s), a fleet of %d worker clusters (%s), %s to %s, cost in %s, %.1f%% of the range covered\n",
 		fs.Pool, fs.Backend, len(fs.Clusters), strings.Join(names, ", "), fs.From.Format(time.RFC3339), fs.To.Format(time.RFC3339), fs.Currency, fs.Coverage*100)
