@@ -431,20 +431,37 @@ func TestDiffColor(t *testing.T) {
 	}
 }
 
-// TestDiffFleetBrokenSide: a fleet whose new side does not decode is an
-// error at its line, with nothing on stdout, as a single cluster's is.
+// TestDiffFleetBrokenSide: a fleet whose new side does not decode, or
+// splits a guarantee into shares that do not add up, is an error at its
+// line naming the side (and the cluster whose render refused it), with
+// nothing on stdout, as a single cluster's is.
 func TestDiffFleetBrokenSide(t *testing.T) {
-	dir := t.TempDir()
 	old := readDiffCase(t, "fleet-share-moves", "old.toml")
-	broken := strings.Replace(old, "guaranteed = 16\n", "guaranteed = \"sixteen\"\n", 1)
-	writeDiffFiles(t, dir, map[string]string{"old.toml": old, "new.toml": broken})
-	stdout, stderr, code := runIn(dir, "diff", "old.toml", "new.toml")
-	if code != exitDiffTrouble || stdout != "" {
-		t.Fatalf("exit %d, stdout %q; want exit 2 and no stdout", code, stdout)
-	}
-	for _, want := range []string{"new.toml:31:", "teams.training.guaranteed", "the new side, new.toml"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
+	for name, tc := range map[string]struct {
+		new  string
+		want []string
+	}{
+		"does not decode": {
+			new:  strings.Replace(old, "guaranteed = 16\n", "guaranteed = \"sixteen\"\n", 1),
+			want: []string{"new.toml:31:", "teams.training.guaranteed", "the new side, new.toml, is invalid"},
+		},
+		"shares that do not add up": {
+			new:  strings.Replace(old, "clusters = { east = 16 }", "clusters = { east = 12, west = 2 }", 1),
+			want: []string{"new.toml:34:", "teams.training.clusters", "the new side, new.toml (cluster hub), is invalid"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeDiffFiles(t, dir, map[string]string{"old.toml": old, "new.toml": tc.new})
+			stdout, stderr, code := runIn(dir, "diff", "old.toml", "new.toml")
+			if code != exitDiffTrouble || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and no stdout", code, stdout)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
 	}
 }
