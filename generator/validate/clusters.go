@@ -111,9 +111,9 @@ func (v *validator) fleetCapacity(workers []string) {
 		if sum != f.Capacity.Value {
 			held := "none"
 			if len(parts) > 0 {
-				held = strings.Join(parts, " + ")
+				held = strings.Join(parts, ", ")
 			}
-			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "capacity %d of flavor %s is not what the workers have (%s = %d): the manager admits against the capacity, so it must be the workers' total", f.Capacity.Value, f.Name, held, sum)
+			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "capacity %d of flavor %s is not what the workers have (%s: %d in all): the manager admits against the capacity, so it must be the workers' total", f.Capacity.Value, f.Name, held, sum)
 		}
 	}
 }
