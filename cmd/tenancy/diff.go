@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ change of the key shows as the objects it replaces.
 One of OLD and NEW may be -, read from stdin and named <stdin>:
   git show main:tenancy.toml | tenancy diff - tenancy.toml
 
+An agreement with [clusters] on either side is a fleet: each part (the
+manager's and each worker's) is rendered on both sides and compared, so the
+output says what the change does in each cluster; --cluster NAME compares
+that part alone. A side without [clusters] stands for the other's manager.
+
 With --base, FILE (default ./tenancy.toml) is read at revision REV with
 git show; the new side is FILE at --head, or in the working tree when --head
 is not given. A file missing on one side means every object is added or
@@ -59,6 +65,7 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 	output := flags.String("output", "text", "output format: text, markdown or json")
 	exitCode := flags.Bool("exit-code", false, "exit 1 when anything changes, like git diff --exit-code")
 	noColor := flags.Bool("no-color", false, "never colour the text output")
+	cluster := flags.String("cluster", "", "compare only this part of a fleet agreement (one with [clusters]): its manager's name or a worker cluster's; without it, every part")
 	positional, code, ok := parseArgs(e, flags, args)
 	if !ok {
 		return code
@@ -126,8 +133,16 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		unreadableSides(e, oldSide, newSide, oldParts, newParts, oldErr, newErr, opts)
 		return exitDiffTrouble
 	}
+	if *cluster != "" {
+		if oldParts == nil && newParts == nil {
+			return usageErr("--cluster %q: neither side has [clusters]; compare it without --cluster", *cluster)
+		}
+		if names, _ := diff.FleetParts(oldParts, newParts); !slices.Contains(names, *cluster) {
+			return usageErr("--cluster %q: neither side has that cluster; the parts are %s", *cluster, strings.Join(names, ", "))
+		}
+	}
 	if oldParts != nil || newParts != nil {
-		parts, ok := renderFleet(e, oldSide, newSide, oldParts, newParts, opts)
+		parts, ok := renderFleet(e, oldSide, newSide, oldParts, newParts, opts, *cluster)
 		if !ok {
 			return exitDiffTrouble
 		}

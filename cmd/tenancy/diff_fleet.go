@@ -42,11 +42,11 @@ func unreadableSides(e *env, oldSide, newSide diffSide, oldParts, newParts []str
 	case oldErr == nil && oldParts == nil:
 		renderSide(e, oldSide, opts)
 	case oldErr == nil:
-		renderFleet(e, oldSide, diffSide{}, oldParts, nil, opts)
+		renderFleet(e, oldSide, diffSide{}, oldParts, nil, opts, "")
 	case newErr == nil && newParts == nil:
 		renderSide(e, newSide, opts)
 	case newErr == nil:
-		renderFleet(e, diffSide{}, newSide, nil, newParts, opts)
+		renderFleet(e, diffSide{}, newSide, nil, newParts, opts, "")
 	}
 }
 
@@ -60,11 +60,15 @@ func unreadableSides(e *env, oldSide, newSide diffSide, oldParts, newParts []str
 // others would repeat. With --backend kai a fleet's manager renders
 // nothing (it is Kueue's: KAI has no multi-cluster dispatch), so only the
 // workers are compared, and a single-cluster side's KAI render is compared
-// with nothing in the manager's place.
-func renderFleet(e *env, oldSide, newSide diffSide, oldParts, newParts []string, opts generator.Options) ([]diff.Part, bool) {
+// with nothing in the manager's place. A non-empty only keeps that part
+// alone (diff --cluster).
+func renderFleet(e *env, oldSide, newSide diffSide, oldParts, newParts []string, opts generator.Options, only string) ([]diff.Part, bool) {
 	names, manager := diff.FleetParts(oldParts, newParts)
+	if only != "" {
+		names = []string{only}
+	}
 	kai := opts.Backend == generator.KAI
-	if kai && oldParts != nil && newParts != nil {
+	if kai && oldParts != nil && newParts != nil && only == "" {
 		names = slices.DeleteFunc(names, func(n string) bool { return manager[n] })
 	}
 	parts := make([]diff.Part, len(names))
@@ -84,9 +88,9 @@ func renderFleet(e *env, oldSide, newSide diffSide, oldParts, newParts []string,
 			}
 			o := opts
 			switch {
-			case side.parts == nil && i == 0:
+			case side.parts == nil && manager[name]:
 				// The single cluster's render, as the manager's part.
-			case kai && manager[name] && side.parts != nil:
+			case kai && manager[name] && side.parts != nil && only == "":
 				continue
 			case slices.Contains(side.parts, name):
 				o.Cluster, o.ClusterFrom = name, "the cluster diff compares"

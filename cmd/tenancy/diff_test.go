@@ -465,3 +465,29 @@ func TestDiffFleetBrokenSide(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffClusterUsage: --cluster naming no part of either side, or given
+// for agreements without [clusters], is a usage error; the KAI manager is
+// refused by the render, naming the workers.
+func TestDiffClusterUsage(t *testing.T) {
+	fleet := readDiffCase(t, "fleet-share-moves", "old.toml")
+	single := readDiffCase(t, "team-gains-gpus", "old.toml")
+	for name, tc := range map[string]struct {
+		old, new string
+		args     []string
+		want     string
+	}{
+		"no such cluster":        {fleet, fleet, []string{"--cluster", "north"}, `--cluster "north": neither side has that cluster; the parts are hub, east, west`},
+		"no fleet":               {single, single, []string{"--cluster", "east"}, `--cluster "east": neither side has [clusters]`},
+		"the manager, under KAI": {fleet, fleet, []string{"--cluster", "hub", "--backend", "kai"}, "render the workers (east, west) for KAI"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeDiffFiles(t, dir, map[string]string{"old.toml": tc.old, "new.toml": tc.new})
+			stdout, stderr, code := runIn(dir, append([]string{"diff", "old.toml", "new.toml"}, tc.args...)...)
+			if code != exitDiffTrouble || stdout != "" || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, stderr saying %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -69,7 +69,8 @@ func FleetMarkdown(r *FleetReport, limit int) []byte {
 }
 
 // clusterCounts tallies the clusters by what happens to them: "3 clusters:
-// 0 added, 0 removed, 2 changed, 1 unchanged".
+// 0 added, 0 removed, 2 changed, 1 unchanged"; "1 cluster: ..." when only
+// one is compared.
 func clusterCounts(r *FleetReport) string {
 	var n Counts
 	for _, c := range r.Clusters {
@@ -84,7 +85,11 @@ func clusterCounts(r *FleetReport) string {
 			n.Unchanged++
 		}
 	}
-	return fmt.Sprintf("%d clusters: %s", len(r.Clusters), n.String())
+	noun := "clusters"
+	if len(r.Clusters) == 1 {
+		noun = "cluster" // diff --cluster
+	}
+	return fmt.Sprintf("%d %s: %s", len(r.Clusters), noun, n.String())
 }
 
 // clusterRows is a line per cluster: its role, and what changes of its
