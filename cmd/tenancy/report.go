@@ -41,7 +41,8 @@ manager runs no workloads and is not charged. Give one --prometheus URL
 whose series carry the cluster's name in --cluster-label (Thanos, Mimir, or
 Prometheus with external labels), or --prometheus CLUSTER=URL once per
 worker cluster. CSV then starts each line with the cluster, * on the
-fleet's summed lines.
+fleet's summed lines. --cluster NAME charges that worker alone, printed as
+a single cluster's statement.
 
 TIME is RFC 3339 (2026-11-01T00:00:00Z) or relative to now: -30d, -12h, now.
 
@@ -53,6 +54,7 @@ Examples:
 	b.register(fs)
 	prom := fs.StringArray("prometheus", nil, "Prometheus base `URL`, e.g. http://prometheus.monitoring:9090 (required); for a fleet, one URL holding every worker's series, or CLUSTER=URL once per worker cluster")
 	fs.Lookup("prometheus").DefValue = "" // not "[]" in the help
+	cluster := fs.String("cluster", "", "charge only this worker cluster of a fleet agreement (one with [clusters]); its statement is printed as a single cluster's")
 	clusterLabel := fs.String("cluster-label", "cluster", "for a fleet with one --prometheus URL: the label whose value names each series' cluster")
 	fromFlag := fs.String("from", "", "start of the range: RFC 3339 or relative (-30d) (required)")
 	toFlag := fs.String("to", "now", "end of the range: RFC 3339 or relative")
@@ -122,7 +124,10 @@ Examples:
 	}
 	r := statementRange{from: from, to: to, step: step}
 	if parts != nil {
-		return reportFleet(e, src, parts, proms, *clusterLabel, opts, r, *output)
+		return reportFleet(e, src, parts, proms, *clusterLabel, *cluster, opts, r, *output)
+	}
+	if *cluster != "" {
+		return usage("--cluster %q: %s has no [clusters]; charge it without --cluster", *cluster, path)
 	}
 	if proms.perCluster != nil {
 		return usage("--prometheus %s=...: %s has no [clusters]; give one URL", proms.order[0], path)

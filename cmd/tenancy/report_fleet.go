@@ -110,8 +110,22 @@ func (r statementRange) statement(client *promrange.Client, m *chargeback.Model,
 // manager is not charged: it has no GPUs, and its admissions are the
 // workers' workloads. Series come from the cluster's own --prometheus
 // CLUSTER=URL, or from the one --prometheus, selected by the cluster label.
-func reportFleet(e *env, src generator.Source, parts []string, proms prometheuses, label string, opts generator.Options, r statementRange, output string) int {
+// A non-empty only (--cluster) charges that worker alone, and prints its
+// statement as a single cluster's.
+func reportFleet(e *env, src generator.Source, parts []string, proms prometheuses, label, only string, opts generator.Options, r statementRange, output string) int {
 	manager, workers := parts[0], parts[1:]
+	switch {
+	case only == manager:
+		fmt.Fprintf(e.stderr, "tenancy report: --cluster %s: %s is the fleet's manager, which runs no workloads; charge a worker: %s\n", only, only, strings.Join(workers, ", "))
+		return exitUsage
+	case only != "" && !slices.Contains(workers, only):
+		fmt.Fprintf(e.stderr, "tenancy report: --cluster %s: the fleet has no worker cluster %s; its workers are %s\n", only, only, strings.Join(workers, ", "))
+		return exitUsage
+	}
+	charged := workers
+	if only != "" {
+		charged = []string{only}
+	}
 	if proms.perCluster != nil {
 		for _, name := range proms.order {
 			switch {
@@ -123,16 +137,16 @@ func reportFleet(e *env, src generator.Source, parts []string, proms prometheuse
 				return exitUsage
 			}
 		}
-		for _, w := range workers {
+		for _, w := range charged {
 			if !proms.perCluster[w] {
 				fmt.Fprintf(e.stderr, "tenancy report: --prometheus: no %s=URL; give each worker cluster's Prometheus (%s), or one URL holding them all\n", w, strings.Join(workers, ", "))
 				return exitUsage
 			}
 		}
 	}
-	models := make([]*chargeback.Model, len(workers))
+	models := make([]*chargeback.Model, len(charged))
 	queries := 0
-	for i, w := range workers {
+	for i, w := range charged {
 		o := opts
 		o.Cluster, o.ClusterFrom = w, "the cluster report charges"
 		p, _, err := generator.Check(src, o)
@@ -152,7 +166,7 @@ func reportFleet(e *env, src generator.Source, parts []string, proms prometheuse
 	}
 	progress := r.progress(e, queries)
 	var clusters []chargeback.ClusterStatement
-	for i, w := range workers {
+	for i, w := range charged {
 		key, where := w, fmt.Sprintf("cluster %s", w)
 		if proms.perCluster == nil {
 			key, where = "", fmt.Sprintf("cluster %s (series with %s)", w, models[i].Scope)
@@ -168,6 +182,9 @@ func reportFleet(e *env, src generator.Source, parts []string, proms prometheuse
 			return exitFailure
 		}
 		clusters = append(clusters, chargeback.ClusterStatement{Cluster: w, Statement: st})
+	}
+	if only != "" {
+		return writeReport(e, func(w io.Writer) error { return writeStatement(w, clusters[0].Statement, output) })
 	}
 	fleet, err := chargeback.SumFleet(clusters)
 	if err != nil {

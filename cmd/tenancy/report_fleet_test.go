@@ -64,6 +64,7 @@ func TestReportFleetUsage(t *testing.T) {
 	}{
 		"cluster on a single cluster": {args: []string{"report", "--prometheus", "east=http://127.0.0.1:1", "--from", "-1h", "../../generator/testdata/monitoring/tenancy.toml"}, inStderr: "has no [clusters]"},
 		"bad label":                   {args: []string{"report", "--prometheus", "http://127.0.0.1:1", "--cluster-label", "k8s-cluster", "--from", "-1h"}, inStderr: "--cluster-label"},
+		"--cluster on a single":       {args: []string{"report", "--prometheus", "http://127.0.0.1:1", "--cluster", "east", "--from", "-1h", "../../generator/testdata/monitoring/tenancy.toml"}, inStderr: `--cluster "east"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			stdout, stderr, code := runIn(".", tc.args...)
@@ -216,20 +217,46 @@ func TestReportFleet(t *testing.T) {
 	}
 }
 
+// TestReportFleetOneCluster: --cluster charges one worker, printed as a
+// single cluster's statement, its own Prometheus alone needed.
+func TestReportFleetOneCluster(t *testing.T) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	west := fleetFake(t, func(string) string { return "west" })
+	stdout, stderr, code := runIn(".", "report", "../../examples/fleet/tenancy.toml", "--cluster", "west", "--prometheus", "west="+west.URL,
+		"--from", from.Format(time.RFC3339), "--to", from.Add(2*time.Hour).Format(time.RFC3339), "--output", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	want := "team,flavor,guaranteed_gpu_hours,allocated_gpu_hours,borrowed_gpu_hours,idle_gpu_hours,lent_gpu_hours,utilization,cost\n" +
+		"inference,h100,16.00,8.00,0.00,8.00,0.00,,0.00\n" +
+		"research,h100,16.00,16.00,0.00,0.00,0.00,,0.00\n" +
+		"training,h100,0.00,0.00,0.00,0.00,0.00,,0.00\n" +
+		"total,*,32.00,24.00,0.00,8.00,0.00,,0.00\n"
+	if d := cmp.Diff(want, stdout); d != "" {
+		t.Errorf("statement (-want,+got):\n%s", d)
+	}
+}
+
 // TestReportFleetNamesTheWorkers: per-cluster Prometheus for the manager,
 // for a cluster the fleet does not have, or for too few workers are usage
 // errors naming the workers; an agreement without [clusters] refuses them.
 func TestReportFleetNamesTheWorkers(t *testing.T) {
 	for name, tc := range map[string]struct {
 		prom     []string
+		cluster  string
 		inStderr string
 	}{
-		"the manager":    {prom: []string{"east=http://e", "west=http://w", "hub=http://h"}, inStderr: "hub is the fleet's manager, which runs no workloads"},
-		"an unknown one": {prom: []string{"east=http://e", "north=http://n"}, inStderr: "no worker cluster north; its workers are east, west"},
-		"one missing":    {prom: []string{"east=http://e"}, inStderr: "no west=URL"},
+		"the manager":            {prom: []string{"east=http://e", "west=http://w", "hub=http://h"}, inStderr: "hub is the fleet's manager, which runs no workloads"},
+		"an unknown one":         {prom: []string{"east=http://e", "north=http://n"}, inStderr: "no worker cluster north; its workers are east, west"},
+		"one missing":            {prom: []string{"east=http://e"}, inStderr: "no west=URL"},
+		"--cluster, the manager": {prom: []string{"http://p"}, cluster: "hub", inStderr: "--cluster hub: hub is the fleet's manager"},
+		"--cluster, no worker":   {prom: []string{"http://p"}, cluster: "north", inStderr: "--cluster north: the fleet has no worker cluster north"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"report", "../../examples/fleet/tenancy.toml", "--from", "-1h"}
+			if tc.cluster != "" {
+				args = append(args, "--cluster", tc.cluster)
+			}
 			for _, p := range tc.prom {
 				args = append(args, "--prometheus", p)
 			}
