@@ -37,15 +37,19 @@ var layers = map[string][]string{
 	"include": {"agreement", "validate", "plan", "render", "render/*", "gpu"},
 	// Review dates, judged on the plan at a date handed in.
 	"review": {"load", "agreement", "validate", "render", "render/*", "gpu"},
-	"plan":                {"validate", "load", "render", "render/*", "gpu"},
-	"render":              {"load", "agreement", "validate", "render/*"},
-	"render/guard":        {"load", "agreement", "validate", "render/*"},
-	"render/kai":          {"load", "agreement", "validate", "render/*"},
-	"render/kueue":        {"load", "agreement", "validate", "render/*"},
-	"render/monitor":      {"load", "agreement", "validate", "render/*"},
-	"render/namespaces":   {"load", "agreement", "validate", "render/*"},
-	"render/windowctl":    {"load", "agreement", "validate", "render/*"},
-	"render/multikueue":   {"load", "agreement", "validate", "render/*"},
+	// Who answers for each part and file, from the plan.
+	"owners": {"load", "agreement", "validate", "render", "render/*", "gpu"},
+	// An agreement against less hardware, on the plan.
+	"capacity":          {"load", "agreement", "validate", "render", "render/*"},
+	"plan":              {"validate", "load", "render", "render/*", "gpu"},
+	"render":            {"load", "agreement", "validate", "render/*"},
+	"render/guard":      {"load", "agreement", "validate", "render/*"},
+	"render/kai":        {"load", "agreement", "validate", "render/*"},
+	"render/kueue":      {"load", "agreement", "validate", "render/*"},
+	"render/monitor":    {"load", "agreement", "validate", "render/*"},
+	"render/namespaces": {"load", "agreement", "validate", "render/*"},
+	"render/windowctl":  {"load", "agreement", "validate", "render/*"},
+	"render/multikueue": {"load", "agreement", "validate", "render/*"},
 	// Kueue's API versions, for the families that render Kueue objects.
 	"kueueapi":  {"load", "agreement", "validate", "plan", "render", "render/*"},
 	"synthetic": {"load", "agreement", "validate", "plan", "render", "render/*"},

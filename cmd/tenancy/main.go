@@ -140,7 +140,9 @@ Run 'tenancy help <command>' or 'tenancy <command> --help' for a command's
 flags and examples.
 
 Exit codes: 0 success, 1 invalid agreement (or changes with diff --exit-code),
-2 usage error. On any error nothing is written to stdout.
+2 usage error, 3 check --strict: valid but not at the capacity --capacity or
+--lose gives, 4 diff --exit-code: changes that need owners' approval. On any
+error nothing is written to stdout.
 `)
 	io.WriteString(w, b.String())
 }

@@ -52,6 +52,10 @@ type (
 // DefaultResource is the resource a flavor counts when it names none.
 const DefaultResource = "nvidia.com/gpu"
 
+// DefaultGPUsPerNode is a flavor's node size when it names none: eight
+// GPUs, the usual HGX/DGX board.
+const DefaultGPUsPerNode = 8
+
 // Agreement is the decoded file, in document order.
 type Agreement struct {
 	File    string
@@ -82,11 +86,14 @@ type Agreement struct {
 
 // Flavor is a [flavors.NAME] table.
 type Flavor struct {
-	Name        string
-	Pos         Pos
-	Path        *field.Path
-	Resource    Str // Defaulted to DefaultResource
-	Capacity    Int
+	Name     string
+	Pos      Pos
+	Path     *field.Path
+	Resource Str // Defaulted to DefaultResource
+	Capacity Int
+	// GPUsPerNode is how many of the flavor's resource one node has, for
+	// "if one node is lost"; Defaulted to DefaultGPUsPerNode.
+	GPUsPerNode Int
 	NodeLabels  []Label
 	Tolerations []*Toleration
 }

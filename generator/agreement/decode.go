@@ -16,7 +16,7 @@ import (
 // Keys of each table. They are the file format's public interface.
 var (
 	rootKeys       = append([]string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters", "include"}, stewardshipKeys...)
-	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
+	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations", "gpus_per_node"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow", "clusters"}
 	teamKeys       = append(append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...), stewardshipKeys...)
@@ -228,6 +228,7 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	d.unknown(t, path, flavorKeys)
 	f.Resource = d.str(t.Get("resource"), path.Child("resource"))
 	f.Capacity = d.int(t.Get("capacity"), path.Child("capacity"))
+	f.GPUsPerNode = d.int(t.Get("gpus_per_node"), path.Child("gpus_per_node"))
 	f.NodeLabels = d.labels(t.Get("node_labels"), path.Child("node_labels"))
 	if tv := t.Get("tolerations"); tv != nil {
 		tpath := path.Child("tolerations")

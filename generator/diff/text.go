@@ -64,6 +64,13 @@ func (p *textPrinter) report(r *Report) {
 		p.table([]string{"", "PRIORITY", "VALUE", "PREEMPTIBLE", "MAY BORROW (KUEUE)", "MAY BORROW (KAI)", "KAI PRIORITYCLASS"}, priorityRows(r.Summary))
 	}
 	p.attention(r.Summary)
+	if len(r.Summary.Approvals) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Approvals needed")
+		for _, a := range r.Summary.Approvals {
+			p.line(sgrCyan, "  "+a.String())
+		}
+	}
 
 	p.line("", "")
 	p.line(sgrBold, "Objects: "+r.Counts.String())

@@ -28,7 +28,7 @@ func Build(a *agreement.Agreement) *Agreement {
 		}
 	}
 	for _, f := range a.Flavors {
-		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: origin(f.Pos, f.Path),
+		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, GPUsPerNode: f.GPUsPerNode.Value, Origin: origin(f.Pos, f.Path),
 			ResourceOrigin: origin(f.Resource.Pos, f.Resource.Path), CapacityOrigin: origin(f.Capacity.Pos, f.Capacity.Path)}
 		if len(f.NodeLabels) > 0 {
 			pf.NodeLabels = map[string]string{}

@@ -66,9 +66,12 @@ type BackendKey struct {
 
 // Flavor is one kind of GPU and how many of it the cluster has.
 type Flavor struct {
-	Name        string
-	Resource    string // e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb
-	Capacity    int64
+	Name     string
+	Resource string // e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb
+	Capacity int64
+	// GPUsPerNode is one node's count of the flavor's resource (default
+	// 8): what "if one node is lost" takes away.
+	GPUsPerNode int64
 	NodeLabels  map[string]string
 	Tolerations []Toleration
 	Origin      diag.Origin // the flavor's table

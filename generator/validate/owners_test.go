@@ -71,3 +71,12 @@ func TestIsOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUsPerNodeProblems(t *testing.T) {
+	checkProblems(t, map[string]problemCase{
+		"a node of no GPUs": {
+			src:  "version = 1\nname = \"gpu-pool\"\n[flavors.h100]\ncapacity = 32\ngpus_per_node = 0\n[teams.a]\nguaranteed = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 5, 17, "flavors.h100.gpus_per_node", field.ErrorTypeInvalid)},
+		},
+	})
+}
