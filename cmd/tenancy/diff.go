@@ -178,6 +178,9 @@ agreement names, 2 an error on either side (nothing is written to stdout).`)
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble
 	}
+	if newRes != nil {
+		report.Summary.SetReviewsDue(newRes.Plan, e.today())
+	}
 	return writeDiff(e, *output, diffStatus(*exitCode, report.Changed, report.Summary.NeedsOwners()), diffFormats{
 		text:     func() []byte { return diff.Text(report, color) },
 		markdown: func() []byte { return diff.Markdown(report, 0) },

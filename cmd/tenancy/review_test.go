@@ -81,3 +81,16 @@ Reviews (at 2027-02-01):
 		t.Errorf("explain: exit %d, want the reviews table\n%s\nin:\n%s%s", got.code, want, got.stdout, got.stderr)
 	}
 }
+
+// TestDiffSaysReviewsDue: the pull request comment says which parts of the
+// new side are past their review_by.
+func TestDiffSaysReviewsDue(t *testing.T) {
+	split := copyExample(t, "split")
+	file := filepath.Join(split, "tenancy.toml")
+	got := runAt("/", time.Date(2027, 1, 20, 0, 0, 0, 0, time.UTC), "diff", "--output", "markdown", file, file)
+	want := "> - Review overdue: the pool was due on 2027-01-15 (5 days ago; @acme/gpu-platform)\n" +
+		"> - Review overdue: department science was due on 2027-01-15 (5 days ago; @acme/science-leads)\n"
+	if got.code != 0 || !strings.Contains(got.stdout, want) {
+		t.Errorf("diff: exit %d, want\n%s\nin:\n%s%s", got.code, want, got.stdout, got.stderr)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/generator/owners"
 	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/review"
 )
 
 // Approval is whose approval a change needs, by rule, and why: a team
@@ -160,4 +162,21 @@ func orEmpty(owners []string) []string {
 		return []string{}
 	}
 	return owners
+}
+
+// SetReviewsDue records the review_by dates of the new side (p) that today
+// is past, in the summary's attention list.
+func (s *Summary) SetReviewsDue(p *plan.Agreement, today time.Time) {
+	if p == nil {
+		return
+	}
+	for _, it := range review.Items(p, today) {
+		if it.Overdue {
+			who := strings.Join(it.Owners, " ")
+			if who == "" {
+				who = "no owners named"
+			}
+			s.ReviewsDue = append(s.ReviewsDue, fmt.Sprintf("%s was due on %s (%s ago; %s)", it.Part, it.Date.Format(time.DateOnly), review.Days(it.DaysOver), who))
+		}
+	}
 }

@@ -186,6 +186,9 @@ func attentionMarkdown(s Summary) string {
 		}
 		fmt.Fprintf(&b, "> - Changed warning: %s%s: %s\n", code(w.New.Position()), field, cell(w.Message()))
 	}
+	for _, r := range s.ReviewsDue {
+		fmt.Fprintf(&b, "> - Review overdue: %s\n", cell(r))
+	}
 	b.WriteString("\n")
 	return b.String()
 }

@@ -97,6 +97,10 @@ type Summary struct {
 	// NodeLoss says, per flavor of the new side, what losing one node
 	// (gpus_per_node GPUs) would break.
 	NodeLoss []NodeLoss `json:"nodeLoss,omitempty"`
+	// ReviewsDue says which parts of the new side are past their
+	// review_by, one line each; the caller fills it (SetReviewsDue), as
+	// only it knows today's date. Absent when none is.
+	ReviewsDue []string `json:"reviewsDue,omitempty"`
 }
 
 // Warning is a validation warning of the new side.

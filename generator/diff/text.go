@@ -147,6 +147,9 @@ func (p *textPrinter) attention(s Summary) {
 	for _, w := range s.ChangedWarnings {
 		p.line(sgrYellow, "  ! changed warning: "+w.Text())
 	}
+	for _, r := range s.ReviewsDue {
+		p.line(sgrYellow, "  ! review overdue: "+r)
+	}
 }
 
 func flavorRows(s Summary) []row {
@@ -280,7 +283,7 @@ func diffLineColor(l string) string {
 }
 
 func (s Summary) needsAttention() bool {
-	return len(s.Losses)+len(s.NewWarnings)+len(s.ChangedWarnings)+len(s.RemovedNamespaces) > 0
+	return len(s.Losses)+len(s.NewWarnings)+len(s.ChangedWarnings)+len(s.RemovedNamespaces)+len(s.ReviewsDue) > 0
 }
 
 // namespaceRemoval says what Argo CD will do with a Namespace the agreement
