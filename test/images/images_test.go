@@ -315,17 +315,7 @@ func TestKustomizeImageRunsReadOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "tenancy.toml"), agreement, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rl := []byte(`apiVersion: config.kubernetes.io/v1
-kind: ResourceList
-items: []
-functionConfig:
-  apiVersion: tenancy.dev/v1alpha1
-  kind: TenancyGenerator
-  metadata:
-    name: gpu-tenancy
-  spec:
-    file: tenancy.toml
-`)
+	rl := generatorList
 	got := bwrap(t, root, s, []string{"--ro-bind", work, "/work"}, rl)
 	want := hostRun(t, rl, work, "kustomize")
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
@@ -363,7 +353,19 @@ func TestImagesReadSplitAgreements(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, _ = rootfs(t, img)
-	rl := []byte(`apiVersion: config.kubernetes.io/v1
+	rl := generatorList
+	got = bwrap(t, root, s, []string{"--ro-bind", split, "/work"}, rl)
+	if diff := cmp.Diff(string(hostRun(t, rl, split, "kustomize")), string(got)); diff != "" {
+		t.Errorf("KRM function in the image (-host,+image):\n%s", diff)
+	}
+	if !bytes.Contains(got, []byte("name: genomics")) {
+		t.Errorf("the function's output has no team of an included file:\n%.400s", got)
+	}
+}
+
+// generatorList is the ResourceList kustomize hands the function: a
+// TenancyGenerator reading tenancy.toml from its working directory.
+var generatorList = []byte(`apiVersion: config.kubernetes.io/v1
 kind: ResourceList
 items: []
 functionConfig:
@@ -374,11 +376,3 @@ functionConfig:
   spec:
     file: tenancy.toml
 `)
-	got = bwrap(t, root, s, []string{"--ro-bind", split, "/work"}, rl)
-	if diff := cmp.Diff(string(hostRun(t, rl, split, "kustomize")), string(got)); diff != "" {
-		t.Errorf("KRM function in the image (-host,+image):\n%s", diff)
-	}
-	if !bytes.Contains(got, []byte("name: genomics")) {
-		t.Errorf("the function's output has no team of an included file:\n%.400s", got)
-	}
-}
