@@ -70,6 +70,11 @@ type Agreement struct {
 	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
 	Monitoring  *Monitoring // nil without [monitoring]
 	Components  *Components // never nil after Decode: absent means the upstream namespaces
+	// Clusters are the [clusters.NAME] tables of a fleet, in document
+	// order; nil for an agreement of one cluster.
+	Clusters []*Cluster
+	// ClustersPos is the [clusters] key; zero when absent.
+	ClustersPos Pos
 }
 
 // Flavor is a [flavors.NAME] table.
@@ -151,6 +156,9 @@ type Quota struct {
 	Guaranteed Int
 	Lendable   Int
 	Borrow     Int
+	// Clusters are the quota's shares per cluster of a fleet, as written
+	// (the clusters key); nil when absent: the default split applies.
+	Clusters []*ClusterShare
 }
 
 // Topology is the optional [topology] table.
@@ -165,6 +173,16 @@ func (a *Agreement) Flavor(name string) *Flavor {
 	for _, f := range a.Flavors {
 		if f.Name == name {
 			return f
+		}
+	}
+	return nil
+}
+
+// Team returns the named team, or nil.
+func (a *Agreement) Team(name string) *Team {
+	for _, t := range a.Teams {
+		if t.Name == name {
+			return t
 		}
 	}
 	return nil
