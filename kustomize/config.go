@@ -114,10 +114,10 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 		// The refusal of a backend the agreement does not name says who asked.
 		opts.BackendFrom = c.name() + " spec.backend"
 	}
-	if opts.Cluster != "" {
-		// Likewise a cluster the agreement has no part for.
-		opts.ClusterFrom = c.name() + " spec.cluster"
-	}
+	// Likewise a cluster the agreement has no part for, and a fleet
+	// agreement without one (named even when unset: it says what to add).
+	// The refusal is a result, which names the functionConfig already.
+	opts.ClusterFrom = clusterField
 	opts, err := opts.Normalize()
 	if err != nil { // unreachable after Validate; kept so a new option cannot slip through
 		return nil, framework.Results{c.result("spec", err.Error())}
@@ -125,6 +125,9 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 	c.Options = opts
 	return c, nil
 }
+
+// clusterField is the field choosing a fleet's part.
+const clusterField = "spec.cluster"
 
 // tenancyGenerator is the functionConfig as LoadFunctionConfig decodes it.
 // File and Agreement are pointers because set-but-empty and absent are

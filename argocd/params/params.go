@@ -93,6 +93,10 @@ type Resolved struct {
 	Cluster Value
 }
 
+// ClusterUnset is how the refusal of a fleet agreement without a cluster
+// names what to set.
+const ClusterUnset = "the plugin parameter cluster"
+
 // FromAgreement is the origin of a backend the agreement chose: its backend
 // key, or the default without one (Rendered).
 const FromAgreement = "the agreement"
@@ -104,10 +108,11 @@ func (r Resolved) Options() generator.Options {
 	if o.Backend != "" {
 		o.BackendFrom = r.Backend.From
 	}
-	if o.Cluster != "" {
-		// The refusal of a cluster the agreement has no part for names
-		// the parameter or entry to fix.
-		o.ClusterFrom = r.Cluster.From
+	// The refusal of a cluster the agreement has no part for names the
+	// parameter or entry to fix; that of a fleet without one, what to add.
+	o.ClusterFrom = r.Cluster.From
+	if o.Cluster == "" {
+		o.ClusterFrom = ClusterUnset
 	}
 	return o
 }

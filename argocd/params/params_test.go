@@ -256,7 +256,8 @@ func TestResolvedString(t *testing.T) {
 	if got, want := r.String(), "backend the agreement's, Kueue API v1beta1 (KUBE_API_VERSIONS)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if got, want := r.Options(), (generator.Options{KueueAPI: "v1beta1"}); got != want {
+	// Unset, the cluster is named as what to set, for a fleet agreement.
+	if got, want := r.Options(), (generator.Options{KueueAPI: "v1beta1", ClusterFrom: ClusterUnset}); got != want {
 		t.Errorf("Options() = %+v, want %+v", got, want)
 	}
 	// After the render, the log says what the agreement chose, and why.
@@ -276,7 +277,7 @@ func TestResolvedString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	// A backend set here is refused at the agreement's key by that name.
-	if got, want := r.Options(), (generator.Options{Backend: generator.KAI, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2"}); got != want {
+	if got, want := r.Options(), (generator.Options{Backend: generator.KAI, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2", ClusterFrom: ClusterUnset}); got != want {
 		t.Errorf("Options() = %+v, want %+v", got, want)
 	}
 	// A cluster is logged and named by its source the same way.

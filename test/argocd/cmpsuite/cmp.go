@@ -64,8 +64,9 @@ func (s *suite) testParametersAnnounced(t *testing.T) {
 	for _, p := range resp.ParameterAnnouncements {
 		got = append(got, p.Name+"="+p.String)
 	}
-	// No default backend: unset, the agreement's backend key chooses.
-	if diff := cmp.Diff([]string{"backend=", "kueueAPI="}, got); diff != "" {
+	// No default backend (unset, the agreement's backend key chooses), and
+	// no default cluster (a fleet agreement without one is refused).
+	if diff := cmp.Diff([]string{"backend=", "kueueAPI=", "cluster="}, got); diff != "" {
 		t.Errorf("announced parameters (-want,+got):\n%s", diff)
 	}
 }
