@@ -240,18 +240,7 @@ func (s *suite) testGenerateFailsClosed(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			repo := newRepo(t, tc.files)
-			resp, err := s.generate(t, repo, appPath, s.environ(t, tc.app))
-			if err == nil {
-				t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
-			}
-			if n := len(resp.Manifests); n != 0 {
-				t.Errorf("GenerateManifest returned %d manifests with its error", n)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not contain %q:\n%v", want, err)
-				}
-			}
+			s.generateFails(t, repo, s.environ(t, tc.app), tc.wantErr...)
 		})
 	}
 }
@@ -282,20 +271,30 @@ func (s *suite) testGenerateBackendKey(t *testing.T) {
 	})
 	t.Run("a parameter asks for a backend the agreement does not name", func(t *testing.T) {
 		repo := newRepo(t, withKey(`backend = "kueue"`))
-		resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: &Plugin{Parameters: []Parameter{
+		s.generateFails(t, repo, s.environ(t, application{plugin: &Plugin{Parameters: []Parameter{
 			{Name: "backend", String: str("kai")},
-		}}, apiVersions: clusterV1beta2}))
-		if err == nil {
-			t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
-		}
-		if n := len(resp.Manifests); n != 0 {
-			t.Errorf("GenerateManifest returned %d manifests with its error", n)
-		}
-		want := "tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai"
+		}}, apiVersions: clusterV1beta2}),
+			"tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai")
+	})
+}
+
+// generateFails runs the plugin's generate command on appPath in repo and
+// checks that it fails closed: an error holding each of wants, which Argo
+// CD shows on the Application, and no manifests.
+func (s *suite) generateFails(t *testing.T, repo string, env []string, wants ...string) {
+	t.Helper()
+	resp, err := s.generate(t, repo, appPath, env)
+	if err == nil {
+		t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
+	}
+	if n := len(resp.Manifests); n != 0 {
+		t.Errorf("GenerateManifest returned %d manifests with its error", n)
+	}
+	for _, want := range wants {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
-	})
+	}
 }
 
 // testGenerateFleet: examples/fleet's agreement renders each part with
@@ -352,16 +351,7 @@ func (s *suite) testGenerateFleet(t *testing.T) {
 		})
 	}
 	t.Run("no cluster parameter", func(t *testing.T) {
-		resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: &Plugin{Name: "tenancy"}, apiVersions: clusterV1beta2}))
-		if err == nil {
-			t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
-		}
-		if n := len(resp.Manifests); n != 0 {
-			t.Errorf("GenerateManifest returned %d manifests with its error", n)
-		}
-		want := "tenancy.toml is a fleet of clusters: say which part to render with the plugin parameter cluster (one of hub, east, west)"
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not contain %q:\n%v", want, err)
-		}
+		s.generateFails(t, repo, s.environ(t, application{plugin: &Plugin{Name: "tenancy"}, apiVersions: clusterV1beta2}),
+			"tenancy.toml is a fleet of clusters: say which part to render with the plugin parameter cluster (one of hub, east, west)")
 	})
 }
