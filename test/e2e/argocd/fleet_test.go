@@ -18,6 +18,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,8 @@ func TestApplicationSetFleet(t *testing.T) {
 	appSet := readAppSet(t)
 	elements := appSetElements(t, appSet)
 	// The loop's own Application renders the reference agreement, whose
-	// teams the fleet's share names with: one Application per object.
+	// teams, flavor and cohort have the fleet's names; an object belongs to
+	// one Application, so that one goes, with what it synced.
 	deleteAppCascade(t, appName)
 
 	clusters := startWorkers(t, elements)
@@ -110,7 +112,7 @@ func TestApplicationSetFleet(t *testing.T) {
 	for _, el := range elements {
 		waitAppNamed(t, apps[el.Cluster], "synced at the raised guarantee", 3*time.Minute, synced(el, sha))
 		after := checkQueues(t, clusters[el.Cluster], raised)
-		if equalQuotas(before[el.Cluster], after) {
+		if maps.Equal(before[el.Cluster], after) {
 			t.Errorf("cluster %s: the ClusterQueues' quotas did not change with the raised guarantee: %v", el.Cluster, after)
 		} else {
 			t.Logf("cluster %s: ClusterQueue quotas %v -> %v", el.Cluster, before[el.Cluster], after)
@@ -323,7 +325,7 @@ func waitFleetApps(t *testing.T, appSet string, elements []fleetElement) map[str
 	if err != nil {
 		t.Fatalf("the applicationset controller made Applications for %v (part: destination), want %v: %v", got, want, err)
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if !maps.Equal(got, want) {
 		t.Fatalf("Applications by part (part: destination) %v, want %v", got, want)
 	}
 	return names
@@ -352,7 +354,7 @@ func checkQueues(t *testing.T, c fleetCluster, agreement []byte) map[string]stri
 	for _, o := range l.Items {
 		got[o.GetName()] = quotas(t, o.Object)
 	}
-	if !equalQuotas(want, got) {
+	if !maps.Equal(want, got) {
 		t.Errorf("cluster %s: live ClusterQueues differ from tenancy render --cluster %s:\n got  %v\n want %v", c.part, c.part, got, want)
 	}
 	return got
@@ -424,18 +426,6 @@ func quotas(t *testing.T, cq map[string]any) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
-}
-
-func equalQuotas(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // raiseGuarantee returns the fleet agreement with research's guarantee
