@@ -58,6 +58,10 @@ type Options struct {
 	// KwokDir is the sigs.k8s.io/kwok module directory (for its Stages);
 	// needed with Nodes.
 	KwokDir string
+	// KueueConfig is YAML appended to the Kueue Configuration: top-level
+	// keys the base configuration does not set, e.g. a multiKueue section
+	// for a MultiKueue manager.
+	KueueConfig string
 }
 
 // ControlPlane is a running control plane.
@@ -147,7 +151,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cfgPath := filepath.Join(opts.Dir, "kueue-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(kueueConfig(webhookPort, kueueHealth, certDir)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(kueueConfig(webhookPort, kueueHealth, certDir)+opts.KueueConfig), 0o600); err != nil {
 		return nil, err
 	}
 	if err := cp.start(opts, "kueue", []string{
