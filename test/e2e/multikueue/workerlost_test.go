@@ -1,0 +1,80 @@
+package multikueue
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+)
+
+// Check: a worker is lost. Training's two 4-GPU Jobs run in the workers;
+// the worker of the first is stopped (its etcd, API server and
+// controllers). MultiKueue reports that worker disconnected, keeps its
+// Jobs admitted on the manager for the worker-lost timeout, then puts them
+// back in the queue, and the manager dispatches them to the worker that is
+// left, where they run; the Jobs that ran there already are not touched.
+//
+// It stops a worker for good, so it runs last (the file's name sorts after
+// the others, and go test runs files in that order).
+func TestFleetWorkerLost(t *testing.T) {
+	begin(t)
+	m := fleet.manager
+	jobs := submitAll(t, job{ns: training, name: "lost", pods: 1, gpus: 4}, 2)
+	states := waitAllDispatched(t, jobs)
+	lost := worker(states[0].cluster)
+	left := otherWorker(lost.name)
+	var moving []int
+	for i, s := range states {
+		if s.cluster == lost.name {
+			moving = append(moving, i)
+		}
+	}
+	t.Logf("stopping %s, which runs %d of the 2 Jobs", lost.name, len(moving))
+	stopped := time.Now()
+	lost.stop()
+
+	waitFor(t, "manager: MultiKueueCluster "+lost.name+" disconnected", func(ctx context.Context) (bool, string) {
+		o, err := m.cp.Dynamic.Resource(mkcGVR).Get(ctx, lost.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return controlplane.HasCondition(o, "Active", "False"), conditionSummary(o)
+	})
+	t.Logf("%s reported disconnected after %s", lost.name, time.Since(stopped).Round(100*time.Millisecond))
+
+	for _, i := range moving {
+		j := jobs[i]
+		waitForWithin(t, workerLostTimeout+eventually, j.Name+" dispatched again, to "+left.name, func(ctx context.Context) (bool, string) {
+			s, err := state(ctx, j)
+			if err != nil {
+				return false, err.Error()
+			}
+			return s.admitted && s.cluster == left.name, s.String()
+		})
+		if d := time.Since(stopped); d < workerLostTimeout {
+			t.Errorf("%s moved %s after the worker stopped, before the worker-lost timeout (%s)", j.Name, d.Round(100*time.Millisecond), workerLostTimeout)
+		}
+		t.Logf("%s admitted in %s %s after %s stopped", j.Name, left.name, time.Since(stopped).Round(100*time.Millisecond), lost.name)
+	}
+	waitNoStrayCopies(t, jobs)
+	waitFor(t, left.name+": training's ClusterQueue holding both Jobs", func(ctx context.Context) (bool, string) {
+		u, err := cqUsage(ctx, left, training)
+		return err == nil && u.total == 8, fmt.Sprintf("%d GPUs %v", u.total, err)
+	})
+	for i, s := range states {
+		if s.cluster != left.name {
+			continue
+		}
+		now, err := state(ctxFor(t), jobs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !now.admitted || now.cluster != left.name || now.evicted {
+			t.Errorf("%s ran in %s, which stayed up, and was disturbed: %s", jobs[i].Name, left.name, now)
+		}
+	}
+}
