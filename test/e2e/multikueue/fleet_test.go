@@ -47,6 +47,17 @@ func (c *cluster) stop() {
 	c.stopped = true
 }
 
+// kill ends the cluster's control plane at once (SIGKILL), as a lost
+// machine would.
+func (c *cluster) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cp != nil && !c.stopped {
+		c.cp.Kill()
+	}
+	c.stopped = true
+}
+
 func (c *cluster) isStopped() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

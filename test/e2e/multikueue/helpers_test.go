@@ -167,6 +167,10 @@ type wlState struct {
 	// check is the state of its admission check (MultiKueue's, on the
 	// manager), with its message.
 	check, checkMessage string
+	// checkSince is when its admission check last changed state (to
+	// Ready, for a dispatched Workload): MultiKueue keeps a Workload
+	// whose worker is lost admitted until workerLostTimeout after it.
+	checkSince time.Time
 	// pending is the QuotaReserved=False message: Kueue has considered
 	// the Workload and says why it waits.
 	pending string
@@ -240,6 +244,9 @@ func stateOf(w *unstructuredObj) wlState {
 		m, _ := c.(map[string]any)
 		s.check, _ = m["state"].(string)
 		s.checkMessage, _ = m["message"].(string)
+		if ts, ok := m["lastTransitionTime"].(string); ok {
+			s.checkSince, _ = time.Parse(time.RFC3339, ts)
+		}
 	}
 	if s.reserved {
 		psas, _, _ := unstructured.NestedSlice(w.Object, "status", "admission", "podSetAssignments")
