@@ -281,3 +281,30 @@ func keyLines(lines []string) []string {
 	}
 	return out
 }
+
+// fleetRenderings are the parts of examples/fleet with golden files: the
+// manager in both Kueue APIs and a worker for each backend.
+var fleetRenderings = map[string]generator.Options{
+	"hub.kueue-v1beta2.yaml":  {Cluster: "hub", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
+	"hub.kueue-v1beta1.yaml":  {Cluster: "hub", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
+	"east.kueue-v1beta2.yaml": {Cluster: "east", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
+	"west.kai.yaml":           {Cluster: "west", Backend: generator.KAI},
+}
+
+// TestGoldenFleet renders the parts of the fleet example, and the list of
+// parts, against their golden files.
+func TestGoldenFleet(t *testing.T) {
+	src := readGoldenExample(t, "examples/fleet/tenancy.toml")
+	parts, err := generator.Parts(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"hub", "east", "west"}, parts); diff != "" {
+		t.Errorf("Parts (-want,+got):\n%s", diff)
+	}
+	for file, opts := range fleetRenderings {
+		t.Run(file, func(t *testing.T) {
+			golden(t, "fleet", file, renderExample(t, src, opts).Manifests)
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 )
 
 func runExplain(e *env, args []string) int {
-	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [FILE]", `
+	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [--cluster NAME] [FILE]", `
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
@@ -38,8 +38,15 @@ Examples:
   tenancy explain --backend kai                    # what KAI cannot hold of it
   git show main:tenancy.toml | tenancy explain -   # the agreement on main
   tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant
-  tenancy explain --at -12h                        # lending windows 12 hours ago`)
+  tenancy explain --at -12h                        # lending windows 12 hours ago
+  tenancy explain --cluster east examples/fleet/tenancy.toml   # one cluster's share
+
+An agreement with [clusters] is a fleet: explain shows each cluster and each
+team's share in it, with the largest gang each team's guarantee admits (a
+job runs in one cluster); --cluster explains one part as that cluster holds
+it.`)
 	backend := fs.String("backend", "", backendUsage("explain for"))
+	cluster := fs.String("cluster", "", clusterUsage)
 	atFlag := fs.String("at", "now", "the instant lending windows are shown at, as report's --from and --to: RFC 3339 (2026-12-07T21:00:00+01:00) or relative (-12h, -1d, now); shown in UTC")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -59,6 +66,7 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy explain: %v\n", err)
 		return exitUsage
 	}
+	opts = withCluster(opts, *cluster)
 	p, warnings, code := checkFile(e, path, opts, generator.CheckAll)
 	if p == nil {
 		return code
@@ -78,6 +86,7 @@ Examples:
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, opts generator.Options, warnings []generator.Diagnostic, at time.Time) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
+	explainFleet(w, p)
 	explainTeams(w, p)
 	explainDepartments(w, p)
 	explainWindows(w, p, at)

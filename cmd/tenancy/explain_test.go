@@ -178,7 +178,7 @@ func TestExplainHelp(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("stderr = %q, want empty", stderr)
 	}
-	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [FILE]\n\nPrint the agreement in FILE") {
+	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [--cluster NAME] [FILE]\n\nPrint the agreement in FILE") {
 		t.Errorf("help does not start with the synopsis and description:\n%s", stdout)
 	}
 }

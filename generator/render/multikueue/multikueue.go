@@ -10,12 +10,14 @@ package multikueue
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/kueueapi"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
-	"github.com/tenancy-dev/tenancy/generator/render/kueueapi"
 )
 
 // Family renders a fleet manager's MultiKueue objects for one Kueue API
@@ -38,6 +40,14 @@ func (f Family) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		var err error
 		if typed, err = kueueapi.ToV1beta1(typed); err != nil {
 			return nil, internal(p, err)
+		}
+		for _, o := range typed {
+			// v1beta1's deprecated retryDelayMinutes has a default the
+			// API server writes (15); written out, the object read back
+			// equals the object rendered and Argo CD sees no drift.
+			if ac, ok := o.(*kueuev1beta1.AdmissionCheck); ok && ac.Spec.RetryDelayMinutes == nil {
+				ac.Spec.RetryDelayMinutes = ptr.To(int64(15))
+			}
 		}
 	}
 	objs, err := render.Objects(typed)
