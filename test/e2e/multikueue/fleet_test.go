@@ -37,23 +37,17 @@ type cluster struct {
 	stopped bool
 }
 
-// stop stops the cluster's control plane; a stopped cluster stays stopped.
-func (c *cluster) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cp != nil && !c.stopped {
-		c.cp.Stop()
-	}
-	c.stopped = true
-}
+// stop stops the cluster's control plane, each component given its grace
+// period; kill ends it at once (SIGKILL), as a lost machine would. A
+// stopped cluster stays stopped.
+func (c *cluster) stop() { c.end((*controlplane.ControlPlane).Stop) }
+func (c *cluster) kill() { c.end((*controlplane.ControlPlane).Kill) }
 
-// kill ends the cluster's control plane at once (SIGKILL), as a lost
-// machine would.
-func (c *cluster) kill() {
+func (c *cluster) end(how func(*controlplane.ControlPlane)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cp != nil && !c.stopped {
-		c.cp.Kill()
+		how(c.cp)
 	}
 	c.stopped = true
 }
@@ -251,23 +245,13 @@ func waitCondition(ctx context.Context, c *cluster, gvr schema.GroupVersionResou
 			last = err.Error()
 			return false, nil
 		}
-		last = conditionSummary(o)
+		last = controlplane.ConditionSummary(o)
 		return controlplane.HasCondition(o, typ, "True"), nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %s %s not %s (%s): %w", c.name, gvr.Resource, name, typ, last, err)
 	}
 	return nil
-}
-
-func conditionSummary(o *unstructuredObj) string {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	var parts []string
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // byKind returns the objects of one kind.

@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 )
 
 // Deadlines for polling. Kueue admits within a second here, and MultiKueue
@@ -43,36 +44,21 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
+// waits is how the checks wait (internal/await), failing with the state of
+// every running cluster.
+var waits = await.Waits{Timeout: eventually, Interval: poll, Settle: settle, State: fleetState}
+
 // waitFor polls cond until it holds, failing the check with cond's last
 // explanation and the fleet's state when the deadline passes.
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+func waitFor(t *testing.T, what string, cond await.Cond) {
 	t.Helper()
-	waitForWithin(t, eventually, what, cond)
-}
-
-func waitForWithin(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	ctx := ctxFor(t)
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, poll, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out after %s waiting for %s: %s\n%s", timeout, what, last, fleetState(ctx))
-	}
+	waits.Until(t, ctxFor(t), what, cond)
 }
 
 // never watches cond for the settle period and fails the moment it holds.
-func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+func never(t *testing.T, what string, cond await.Cond) {
 	t.Helper()
-	ctx := ctxFor(t)
-	for deadline := time.Now().Add(settle); time.Now().Before(deadline); time.Sleep(poll) {
-		if ok, why := cond(ctx); ok {
-			t.Fatalf("%s happened, and must not: %s\n%s", what, why, fleetState(ctx))
-		}
-	}
+	waits.Never(t, ctxFor(t), what, cond)
 }
 
 // job is a Job a check submits: pods pods of gpus GPUs each, with cpu and

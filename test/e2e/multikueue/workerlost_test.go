@@ -48,7 +48,7 @@ func TestFleetWorkerLost(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return controlplane.HasCondition(o, "Active", "False"), conditionSummary(o)
+		return controlplane.HasCondition(o, "Active", "False"), controlplane.ConditionSummary(o)
 	})
 	t.Logf("%s reported disconnected %s after the kill", lost.name, time.Since(killed).Round(100*time.Millisecond))
 
