@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -256,13 +257,7 @@ func waitCondition(ctx context.Context, c *cluster, gvr schema.GroupVersionResou
 
 // byKind returns the objects of one kind.
 func byKind(objs []*unstructuredObj, kind string) []*unstructuredObj {
-	var out []*unstructuredObj
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(objs), func(o *unstructuredObj) bool { return o.GetKind() != kind })
 }
 
 // prefixWriter starts every line with prefix, so the three control planes'

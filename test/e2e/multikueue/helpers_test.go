@@ -19,18 +19,16 @@ import (
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 )
 
-// Deadlines for polling. Kueue admits within a second here, and MultiKueue
-// adds a round trip to a worker and back; the polls are tight because most
-// of every check is waiting for the controllers.
+// Deadlines for polling, and the names the checks' Jobs use. Kueue admits
+// within a second here, and MultiKueue adds a round trip to a worker and
+// back; the polls are tight because most of every check is waiting for the
+// controllers. settle is how long a "nothing happens" check keeps watching
+// after the controllers have visibly decided.
 const (
-	eventually = 45 * time.Second
 	poll       = 100 * time.Millisecond
-	// settle is how long a "nothing happens" check keeps watching after
-	// the controllers have visibly decided.
-	settle = 3 * time.Second
-)
+	eventually = 45 * time.Second
+	settle     = 3 * time.Second
 
-const (
 	gpu      = corev1.ResourceName("nvidia.com/gpu")
 	queueKey = "kueue.x-k8s.io/queue-name"
 	prioKey  = "kueue.x-k8s.io/priority-class"
@@ -251,14 +249,7 @@ func workloadOf(ctx context.Context, j *batchv1.Job) (*unstructuredObj, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range list.Items {
-		for _, ref := range list.Items[i].GetOwnerReferences() {
-			if ref.UID == j.UID {
-				return &list.Items[i], nil
-			}
-		}
-	}
-	return nil, nil
+	return ownedBy(list.Items, string(j.UID)), nil
 }
 
 // state reads the manager's Workload of j now.
