@@ -50,16 +50,6 @@ var workerParts = []string{"east", "west"}
 // short here so the lost-worker check takes seconds.
 const workerLostTimeout = 10 * time.Second
 
-// fleetKueueTools is the tools module (under test/e2e/tools) of the Kueue
-// the fleet runs: the newest of the version matrix (0.17.1), cached by
-// make e2e's e2e-binaries, rather than the default 0.17.0, whose MultiKueue
-// can leave a lost worker's Workload stuck for good: re-dispatched to the
-// other worker while its eviction on the manager is still under way, the
-// copy there is deactivated ("Evicted on manager") and 0.17.0 never
-// replaces it (0.17.1 deletes such a copy and dispatches again; see
-// docs/decisions.md).
-const fleetKueueTools = "kueue-newest"
-
 // The environment the control-plane suite's runs share: a prebuilt tenancy
 // binary to use instead of building one, and another Kueue (a tools module
 // under test/e2e/tools) to run instead of the default one.
@@ -141,11 +131,7 @@ func setUp(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("control-plane binaries: %w", err)
 	}
-	tools := os.Getenv(envKueueTools)
-	if tools == "" {
-		tools = fleetKueueTools
-	}
-	if tools != "kueue" {
+	if tools := os.Getenv(envKueueTools); tools != "" {
 		k, err := binaries.EnsureComponent(ctx, filepath.Join(wd, "..", "tools"), cache, binaries.KueueIn(tools), os.Stderr)
 		if err != nil {
 			return err
