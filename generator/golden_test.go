@@ -292,7 +292,8 @@ var fleetRenderings = map[string]generator.Options{
 }
 
 // TestGoldenFleet renders the parts of the fleet example, and the list of
-// parts, against their golden files.
+// parts, against their golden files, and each part again from the file
+// with its tables reversed (TestDeterministic's reordering).
 func TestGoldenFleet(t *testing.T) {
 	src := readGoldenExample(t, "examples/fleet/tenancy.toml")
 	parts, err := generator.Parts(src)
@@ -302,9 +303,17 @@ func TestGoldenFleet(t *testing.T) {
 	if diff := cmp.Diff([]string{"hub", "east", "west"}, parts); diff != "" {
 		t.Errorf("Parts (-want,+got):\n%s", diff)
 	}
+	reordered := src
+	reordered.Data = reverseTables(t, src.Data)
 	for file, opts := range fleetRenderings {
 		t.Run(file, func(t *testing.T) {
-			golden(t, "fleet", file, renderExample(t, src, opts).Manifests)
+			res := renderExample(t, src, opts)
+			golden(t, "fleet", file, res.Manifests)
+			// The workers' order in the file changes nothing either.
+			if other := renderExample(t, reordered, opts); !bytes.Equal(res.Manifests, other.Manifests) {
+				t.Errorf("reordering the tables of the file changes the rendering (-file order,+reversed):\n%s",
+					cmp.Diff(string(res.Manifests), string(other.Manifests)))
+			}
 		})
 	}
 }

@@ -156,6 +156,7 @@ func checkSource(src Source, opts Options) (part, whole *plan.Agreement, _ Optio
 		return nil, nil, opts, diags, nil
 	}
 	a, diags := agreement.Decode(name, root)
+	decoded := len(diags.Errors()) == 0
 	// Semantic checks run even after type errors, so one run reports
 	// everything; a field that failed to decode is simply Invalid.
 	diags = append(diags, validate.Validate(a)...)
@@ -165,8 +166,13 @@ func checkSource(src Source, opts Options) (part, whole *plan.Agreement, _ Optio
 	diags = append(diags, checkFleet(p)...)
 	opts = resolve(p, opts)
 	part, err := choosePart(p, opts)
-	if err != nil {
+	switch {
+	case err != nil && decoded:
 		return nil, p, opts, diags, err
+	case err != nil:
+		// Which parts there are is unknown until the file decodes
+		// (Parts says so too): report what does not, on the whole plan.
+		part = p
 	}
 	for _, f := range families(opts) {
 		diags = append(diags, f.Check(part)...)

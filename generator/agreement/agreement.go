@@ -170,19 +170,19 @@ type Topology struct {
 
 // Flavor returns the named flavor, or nil.
 func (a *Agreement) Flavor(name string) *Flavor {
-	for _, f := range a.Flavors {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
+	return named(a.Flavors, name, func(f *Flavor) string { return f.Name })
 }
 
 // Team returns the named team, or nil.
 func (a *Agreement) Team(name string) *Team {
-	for _, t := range a.Teams {
-		if t.Name == name {
-			return t
+	return named(a.Teams, name, func(t *Team) string { return t.Name })
+}
+
+// named returns the item of list whose name (nameOf) is name, or nil.
+func named[T any](list []*T, name string, nameOf func(*T) string) *T {
+	for _, item := range list {
+		if nameOf(item) == name {
+			return item
 		}
 	}
 	return nil

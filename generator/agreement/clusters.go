@@ -30,7 +30,8 @@ type Cluster struct {
 	// Flavors are the worker's GPUs per flavor, in the file's order; each
 	// Int's Pos is the value's.
 	Flavors []ClusterFlavor
-	// FlavorsPos is the flavors key's value; zero when absent.
+	// FlavorsPos is the flavors key's value, of whatever type; zero when
+	// absent.
 	FlavorsPos Pos
 	// KubeconfigSecret names the Secret (key "kubeconfig") in Kueue's
 	// namespace on the manager that reaches this worker; Defaulted to the
@@ -58,12 +59,7 @@ type ClusterShare struct {
 
 // Cluster returns the named cluster, or nil.
 func (a *Agreement) Cluster(name string) *Cluster {
-	for _, c := range a.Clusters {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
+	return named(a.Clusters, name, func(c *Cluster) string { return c.Name })
 }
 
 // clusters decodes the [clusters] table.
@@ -85,8 +81,10 @@ func (d *decoder) clusters(v *load.Value) []*Cluster {
 		c.Manager = d.bool(t.Get("manager"), cpath.Child("manager"))
 		c.KubeconfigSecret = d.str(t.Get("kubeconfig_secret"), cpath.Child("kubeconfig_secret"))
 		fpath := cpath.Child("flavors")
-		if fv := d.table(t.Get("flavors"), fpath); fv != nil {
+		if fv := t.Get("flavors"); fv != nil {
 			c.FlavorsPos = fv.Pos
+		}
+		if fv := d.table(t.Get("flavors"), fpath); fv != nil {
 			for _, f := range fv.Table.Keys {
 				n := d.int(fv.Table.Get(f), diag.Key(fpath, f))
 				c.Flavors = append(c.Flavors, ClusterFlavor{Flavor: f, GPUs: n})

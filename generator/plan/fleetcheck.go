@@ -60,11 +60,14 @@ func CheckFleet(p *Agreement) diag.List {
 	}
 	for _, t := range p.Teams {
 		for _, q := range t.Quotas {
-			var largest int64
+			var largest, sum int64
 			for _, s := range q.Shares {
 				largest = max(largest, s.Guaranteed)
+				sum += s.Guaranteed
 			}
-			if q.Guaranteed > 0 && largest < q.Guaranteed {
+			// Shares that do not add up are refused (validate): no
+			// warning about a split that is not one.
+			if q.Guaranteed > 0 && sum == q.Guaranteed && largest < q.Guaranteed {
 				o := q.Origin.Guaranteed
 				r.Warnf(field.ErrorTypeInvalid, o.Pos, o.Path, "team %s's guarantee of %d GPUs of flavor %s is split over clusters (%s): a job runs in one cluster, so its largest gang on the guarantee is %d; put the guarantee in one cluster with its clusters key if it runs larger jobs", t.Name, q.Guaranteed, q.Flavor, sharesText(q), largest)
 			}

@@ -1,7 +1,6 @@
 package validate_test
 
 import (
-	"errors"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,15 +15,7 @@ import (
 func checkFleet(t *testing.T, src string) diag.List {
 	t.Helper()
 	_, warnings, err := generator.CheckAll(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.Kueue})
-	var ae *generator.AgreementError
-	switch {
-	case err == nil:
-		return warnings
-	case errors.As(err, &ae):
-		return ae.Diagnostics
-	}
-	t.Fatalf("CheckAll: unexpected error %v", err)
-	return nil
+	return diagnostics(t, warnings, err)
 }
 
 // fleetHeader is a pool of 32 H100s in two workers of 16 under a manager;
@@ -81,7 +72,6 @@ flavors = { h100 = 16 }
 guaranteed = 16
 clusters = { east = 10, north = 6 }
 `, want: diag.List{
-			w(12, 14, "teams.a.guaranteed", field.ErrorTypeInvalid),
 			e(13, 14, "teams.a.clusters", field.ErrorTypeInvalid),
 			e(13, 25, "teams.a.clusters.north", field.ErrorTypeNotFound),
 		}},
@@ -124,6 +114,21 @@ lendable = 1
 			e(15, 19, "teams.a.clusters", field.ErrorTypeInvalid),
 			e(18, 10, "teams.a.clusters.east.borrow", field.ErrorTypeInvalid),
 			e(21, 12, "teams.a.clusters.west.lendable", field.ErrorTypeInvalid),
+		}},
+		"values of the wrong type, and a misspelt key": {src: fleetHeader + `[clusters.north]
+flavors = 4
+manager = "yes"
+flavor = {}
+[teams.a]
+guaranteed = 16
+clusters = { east = "all", west = { guaranteed = 0, lendible = 1 } }
+`, want: diag.List{
+			e(12, 11, "clusters.north.flavors", field.ErrorTypeTypeInvalid),
+			e(13, 11, "clusters.north.manager", field.ErrorTypeTypeInvalid),
+			e(14, 1, "clusters.north.flavor", field.ErrorTypeNotSupported),
+			e(17, 14, "teams.a.clusters", field.ErrorTypeInvalid),
+			e(17, 21, "teams.a.clusters.east", field.ErrorTypeTypeInvalid),
+			e(17, 53, "teams.a.clusters.west.lendible", field.ErrorTypeNotSupported),
 		}},
 		"clusters without [clusters]": {src: `version = 1
 name = "p"
