@@ -287,3 +287,10 @@ func kubeconfigFor(server string, caPEM []byte, user string, auth *clientcmdapi.
 	}
 	return out
 }
+
+// TokenKubeconfig returns a kubeconfig for this API server, its CA inline,
+// that authenticates with a bearer token: the form MultiKueue accepts for a
+// worker (no file paths, no exec plugins).
+func (cp *ControlPlane) TokenKubeconfig(user, token string) []byte {
+	return kubeconfigFor(cp.Config.Host, cp.caPEM, user, &clientcmdapi.AuthInfo{Token: token})
+}
