@@ -1,9 +1,10 @@
 # tenancy: render a GPU-sharing agreement into Kueue or KAI manifests.
 #
 #   make test    unit, golden and wrapper tests (kustomize and Argo CD end to end)
-#   make e2e     the agreement in a real kube-apiserver + Kueue, the monitoring rules
-#                and tenancy report with real Prometheus and promtool, and the KAI render
-#                in the real KAI Scheduler built from ../shared/src (builds them once, cached)
+#   make e2e     the agreement in a real kube-apiserver + Kueue, a fleet of three through
+#                MultiKueue, the monitoring rules and tenancy report with real Prometheus
+#                and promtool, and the KAI render in the real KAI Scheduler built from
+#                ../shared/src (builds them once, cached)
 #   make e2e-argocd  the Argo CD loop: a commit to tenancy.toml synced by Argo CD
 #   make bench   Go benchmarks and whole-process timings
 #   make fuzz    every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m)
@@ -84,11 +85,14 @@ test-argocd: skipreport
 # e2e-binaries first builds every third-party binary the packages use, one
 # after the other: built by the packages themselves under -p 2, two cold
 # builds compete for the 2 cores and each takes three times as long.
+# ./multikueue/ is the fleet (issue 29): three control planes of its own (a
+# MultiKueue manager and two workers), about a minute and a half, run when
+# the first of the two long suites ends, beside the other.
 # ./internal/controlplane/ is one check of seconds: a killed test process
 # leaves no etcd or kube-apiserver behind (docs/decisions.md, envtest).
 e2e:
 	cd test/e2e && $(GO) run ./cmd/e2e-binaries
-	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m ./kai/ . ./monitoring/ ./internal/controlplane/
+	cd test/e2e && $(GO) test -v -count=1 -p 2 -timeout 75m ./kai/ . ./multikueue/ ./monitoring/ ./internal/controlplane/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a

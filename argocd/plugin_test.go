@@ -108,7 +108,7 @@ func TestPluginYAML(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{params.Backend, params.KueueAPI}, names); diff != "" {
+	if diff := cmp.Diff([]string{params.Backend, params.KueueAPI, params.Cluster}, names); diff != "" {
 		t.Errorf("announced parameters (-want,+got):\n%s", diff)
 	}
 }

@@ -38,6 +38,11 @@ type Spec struct {
 	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
 	// KueueAPI is v1beta2 (the default) or v1beta1.
 	KueueAPI string `json:"kueueAPI,omitempty" yaml:"kueueAPI,omitempty"`
+	// Cluster is the part of a fleet agreement (one with [clusters]) to
+	// render: the manager's or a worker cluster's name. A fleet agreement
+	// refuses an empty one, naming its parts; an agreement without
+	// [clusters] refuses a non-empty one.
+	Cluster string `json:"cluster,omitempty" yaml:"cluster,omitempty"`
 }
 
 // Config is the decoded functionConfig.
@@ -48,7 +53,7 @@ type Config struct {
 	// input says so; empty otherwise.
 	Path string
 	Spec Spec
-	// Options are Spec.Backend and Spec.KueueAPI, normalized.
+	// Options are Spec.Backend, Spec.KueueAPI and Spec.Cluster, normalized.
 	Options generator.Options
 }
 
@@ -103,12 +108,16 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	c.Spec = Spec{File: deref(g.Spec.File), Agreement: deref(g.Spec.Agreement), Backend: g.Spec.Backend, KueueAPI: g.Spec.KueueAPI}
-	opts := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI}
+	c.Spec = Spec{File: deref(g.Spec.File), Agreement: deref(g.Spec.Agreement), Backend: g.Spec.Backend, KueueAPI: g.Spec.KueueAPI, Cluster: g.Spec.Cluster}
+	opts := generator.Options{Backend: generator.Backend(c.Spec.Backend), KueueAPI: c.Spec.KueueAPI, Cluster: c.Spec.Cluster}
 	if opts.Backend != "" {
 		// The refusal of a backend the agreement does not name says who asked.
 		opts.BackendFrom = c.name() + " spec.backend"
 	}
+	// Likewise a cluster the agreement has no part for, and a fleet
+	// agreement without one (named even when unset: it says what to add).
+	// The refusal is a result, which names the functionConfig already.
+	opts.ClusterFrom = clusterField
 	opts, err := opts.Normalize()
 	if err != nil { // unreachable after Validate; kept so a new option cannot slip through
 		return nil, framework.Results{c.result("spec", err.Error())}
@@ -116,6 +125,9 @@ func decodeConfig(node *yaml.RNode) (*Config, framework.Results) {
 	c.Options = opts
 	return c, nil
 }
+
+// clusterField is the field choosing a fleet's part.
+const clusterField = "spec.cluster"
 
 // tenancyGenerator is the functionConfig as LoadFunctionConfig decodes it.
 // File and Agreement are pointers because set-but-empty and absent are
@@ -126,6 +138,7 @@ type tenancyGenerator struct {
 		Agreement *string `json:"agreement"`
 		Backend   string  `json:"backend"`
 		KueueAPI  string  `json:"kueueAPI"`
+		Cluster   string  `json:"cluster"`
 	} `json:"spec"`
 }
 
@@ -140,7 +153,7 @@ func (tenancyGenerator) Schema() (*spec.Schema, error) {
 			AdditionalProperties: &spec.SchemaOrBool{Allows: false},
 		}}
 	}
-	specSchema := closed(map[string]spec.Schema{"file": str, "agreement": str, "backend": str, "kueueAPI": str})
+	specSchema := closed(map[string]spec.Schema{"file": str, "agreement": str, "backend": str, "kueueAPI": str, "cluster": str})
 	specSchema.Nullable = true // a missing spec is Validate's to explain
 	root := closed(map[string]spec.Schema{
 		"apiVersion": str,

@@ -26,7 +26,14 @@ func renderFailure(cfg *Config, err error) framework.Results {
 		}
 		return rs
 	}
-	return framework.Results{cfg.result("", err.Error())}
+	r := cfg.result("", err.Error())
+	if errors.Is(err, generator.ErrOptions) {
+		// Validate refused every bad backend and Kueue API before the
+		// render: what the render refuses is the part spec.cluster chose
+		// (or left out) for this agreement.
+		r.Field = &framework.Field{Path: clusterField}
+	}
+	return framework.Results{r}
 }
 
 // diagnosticResults maps diagnostics to results. The message is the

@@ -9,7 +9,8 @@
 //
 //  1. plugin parameters: ARGOCD_APP_PARAMETERS, or PARAM_* when Argo CD did
 //     not send ARGOCD_APP_PARAMETERS (both present and disagreeing is an error);
-//  2. plugin.env: ARGOCD_ENV_TENANCY_BACKEND and ARGOCD_ENV_TENANCY_KUEUE_API;
+//  2. plugin.env: ARGOCD_ENV_TENANCY_BACKEND, ARGOCD_ENV_TENANCY_KUEUE_API and
+//     ARGOCD_ENV_TENANCY_CLUSTER;
 //  3. for the Kueue API only: KUBE_API_VERSIONS (v1beta2 when the cluster
 //     serves kueue.x-k8s.io/v1beta2, v1beta1 when it serves only v1beta1);
 //  4. the defaults: the backend the agreement's backend key names first
@@ -17,6 +18,10 @@
 //
 // A backend set by 1 or 2 that the agreement's backend key does not name is
 // refused at the key, naming the variable or parameter that asked for it.
+// The cluster (the part of a fleet agreement to render) has no default: the
+// library refuses a fleet agreement without one and an agreement without
+// [clusters] with one, naming where it came from, so an ApplicationSet that
+// forgot it fails the sync instead of rendering the wrong cluster.
 //
 // An empty value counts as unset, the way Argo CD drops empty plugin.env
 // entries. Every value that is set is checked, even one a higher source
@@ -38,6 +43,7 @@ import (
 const (
 	Backend  = "backend"
 	KueueAPI = "kueueAPI"
+	Cluster  = "cluster"
 )
 
 // Environment variables Argo CD sets for the generate command.
@@ -47,10 +53,12 @@ const (
 	// EnvAPIVersions lists the destination cluster's group/version and
 	// group/version/Kind strings, comma-separated.
 	EnvAPIVersions = "KUBE_API_VERSIONS"
-	// EnvBackend and EnvKueueAPI are plugin.env entries TENANCY_BACKEND and
-	// TENANCY_KUEUE_API, which Argo CD prefixes with ARGOCD_ENV_.
+	// EnvBackend, EnvKueueAPI and EnvCluster are plugin.env entries
+	// TENANCY_BACKEND, TENANCY_KUEUE_API and TENANCY_CLUSTER, which Argo CD
+	// prefixes with ARGOCD_ENV_.
 	EnvBackend  = "ARGOCD_ENV_TENANCY_BACKEND"
 	EnvKueueAPI = "ARGOCD_ENV_TENANCY_KUEUE_API"
+	EnvCluster  = "ARGOCD_ENV_TENANCY_CLUSTER"
 )
 
 // argoEnvPrefix is what Argo CD puts before each plugin.env name.
@@ -80,7 +88,14 @@ type Value struct {
 type Resolved struct {
 	Backend  Value
 	KueueAPI Value
+	// Cluster is the part of a fleet agreement to render; unset for an
+	// agreement without [clusters].
+	Cluster Value
 }
+
+// ClusterUnset is how the refusal of a fleet agreement without a cluster
+// names what to set.
+const ClusterUnset = "the plugin parameter cluster"
 
 // FromAgreement is the origin of a backend the agreement chose: its backend
 // key, or the default without one (Rendered).
@@ -89,9 +104,15 @@ const FromAgreement = "the agreement"
 // Options returns the rendering options. Without a backend from a parameter
 // or plugin.env, the backend is the agreement's to choose.
 func (r Resolved) Options() generator.Options {
-	o := generator.Options{Backend: generator.Backend(r.Backend.Value), KueueAPI: r.KueueAPI.Value}
+	o := generator.Options{Backend: generator.Backend(r.Backend.Value), KueueAPI: r.KueueAPI.Value, Cluster: r.Cluster.Value}
 	if o.Backend != "" {
 		o.BackendFrom = r.Backend.From
+	}
+	// The refusal of a cluster the agreement has no part for names the
+	// parameter or entry to fix; that of a fleet without one, what to add.
+	o.ClusterFrom = r.Cluster.From
+	if o.Cluster == "" {
+		o.ClusterFrom = ClusterUnset
 	}
 	return o
 }
@@ -114,13 +135,19 @@ func (r Resolved) Rendered(res *generator.Result) Resolved {
 // String describes the settings and their origins in one line, for the
 // plugin's log (Argo CD records a successful plugin's stderr).
 func (r Resolved) String() string {
-	if r.Backend.Value == "" {
-		return fmt.Sprintf("backend the agreement's, Kueue API %s (%s)", r.KueueAPI.Value, r.KueueAPI.From)
+	var s string
+	switch r.Backend.Value {
+	case "":
+		s = fmt.Sprintf("backend the agreement's, Kueue API %s (%s)", r.KueueAPI.Value, r.KueueAPI.From)
+	case string(generator.KAI):
+		s = fmt.Sprintf("backend %s (%s)", r.Backend.Value, r.Backend.From)
+	default:
+		s = fmt.Sprintf("backend %s (%s), Kueue API %s (%s)", r.Backend.Value, r.Backend.From, r.KueueAPI.Value, r.KueueAPI.From)
 	}
-	if r.Backend.Value == string(generator.KAI) {
-		return fmt.Sprintf("backend %s (%s)", r.Backend.Value, r.Backend.From)
+	if r.Cluster.Value != "" {
+		s += fmt.Sprintf(", cluster %s (%s)", r.Cluster.Value, r.Cluster.From)
 	}
-	return fmt.Sprintf("backend %s (%s), Kueue API %s (%s)", r.Backend.Value, r.Backend.From, r.KueueAPI.Value, r.KueueAPI.From)
+	return s
 }
 
 // setting describes one option: its parameter name, the PARAM_* variable
@@ -140,6 +167,9 @@ var settings = []setting{
 		_, err := generator.Options{KueueAPI: v}.Normalize()
 		return err
 	}},
+	// Which names are parts depends on the agreement: the render checks
+	// the cluster against its [clusters].
+	{Cluster, EnvCluster, func(string) error { return nil }},
 }
 
 // paramVar is the variable Argo CD sets for a string parameter: PARAM_ and
@@ -174,7 +204,7 @@ func Resolve(environ []string) (Resolved, error) {
 		return Resolved{}, err
 	}
 
-	var values [2]Value
+	values := make([]Value, len(settings))
 	for i, s := range settings {
 		v, err := resolveOne(s, env, params, sentJSON)
 		if err != nil {
@@ -183,7 +213,7 @@ func Resolve(environ []string) (Resolved, error) {
 		values[i] = v
 	}
 	// An unset backend stays unset: the agreement chooses it (Options).
-	r := Resolved{Backend: values[0], KueueAPI: values[1]}
+	r := Resolved{Backend: values[0], KueueAPI: values[1], Cluster: values[2]}
 	if r.KueueAPI.Value == "" {
 		r.KueueAPI = kueueAPIFromCluster(env[EnvAPIVersions])
 	}
@@ -250,8 +280,18 @@ func checkEnvNames(env map[string]string) error {
 	for i, k := range unknown {
 		unknown[i] = fmt.Sprintf("%s (%s)", strings.TrimPrefix(k, argoEnvPrefix), k)
 	}
-	return fmt.Errorf("%w: unknown plugin.env entry %s: known are %s and %s", generator.ErrOptions,
-		strings.Join(unknown, ", "), strings.TrimPrefix(EnvBackend, argoEnvPrefix), strings.TrimPrefix(EnvKueueAPI, argoEnvPrefix))
+	return fmt.Errorf("%w: unknown plugin.env entry %s: known are %s", generator.ErrOptions,
+		strings.Join(unknown, ", "), knownNames(func(s setting) string { return strings.TrimPrefix(s.env, argoEnvPrefix) }))
+}
+
+// knownNames lists one name of every setting as a sentence does: "a, b
+// and c", for the messages refusing an unknown one.
+func knownNames(name func(setting) string) string {
+	names := make([]string, len(settings))
+	for i, s := range settings {
+		names[i] = name(s)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // parameter is one element of ARGOCD_APP_PARAMETERS. Argo CD writes "string"
@@ -284,7 +324,8 @@ func parseParameters(raw string) (values map[string]string, sent bool, err error
 	seen := map[string]bool{}
 	for _, p := range ps {
 		if !knownParam(p.Name) {
-			return nil, false, fmt.Errorf("%w: %s: unknown parameter %q: known are %s and %s", generator.ErrOptions, EnvParameters, p.Name, Backend, KueueAPI)
+			return nil, false, fmt.Errorf("%w: %s: unknown parameter %q: known are %s", generator.ErrOptions, EnvParameters, p.Name,
+				knownNames(func(s setting) string { return s.param }))
 		}
 		if seen[p.Name] {
 			return nil, false, fmt.Errorf("%w: %s: parameter %s is set more than once", generator.ErrOptions, EnvParameters, p.Name)

@@ -115,6 +115,18 @@ func TestResolve(t *testing.T) {
 			environ: []string{"ARGOCD_ENV_BACKEND=whatever", "ARGOCD_ENV_FOO=bar", "PARAM_OTHER=1"},
 			want:    defaults,
 		},
+		"cluster parameter": {
+			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"cluster","string":"east"}]`, "PARAM_CLUSTER=east", "ARGOCD_ENV_TENANCY_CLUSTER=west"},
+			want:    Resolved{KueueAPI: defaults.KueueAPI, Cluster: Value{"east", "ARGOCD_APP_PARAMETERS parameter cluster"}},
+		},
+		"cluster from plugin.env, as an ApplicationSet may template it": {
+			environ: []string{"ARGOCD_ENV_TENANCY_CLUSTER=manager"},
+			want:    Resolved{KueueAPI: defaults.KueueAPI, Cluster: Value{"manager", EnvCluster}},
+		},
+		"cluster from PARAM_CLUSTER alone": {
+			environ: []string{"PARAM_CLUSTER=west"},
+			want:    Resolved{KueueAPI: defaults.KueueAPI, Cluster: Value{"west", "PARAM_CLUSTER"}},
+		},
 		"the last of duplicate variables wins, as in exec": {
 			environ: []string{"ARGOCD_ENV_TENANCY_BACKEND=bogus", "ARGOCD_ENV_TENANCY_BACKEND=kai"},
 			want:    with(Value{"kai", EnvBackend}, Value{}),
@@ -162,11 +174,11 @@ func TestResolveErrors(t *testing.T) {
 		},
 		"unknown plugin.env entry": {
 			environ: []string{"ARGOCD_ENV_TENANCY_BAKEND=kai", "ARGOCD_ENV_TENANCY_KUEUEAPI=v1beta1"},
-			wantErr: `invalid options: unknown plugin.env entry TENANCY_BAKEND (ARGOCD_ENV_TENANCY_BAKEND), TENANCY_KUEUEAPI (ARGOCD_ENV_TENANCY_KUEUEAPI): known are TENANCY_BACKEND and TENANCY_KUEUE_API`,
+			wantErr: `invalid options: unknown plugin.env entry TENANCY_BAKEND (ARGOCD_ENV_TENANCY_BAKEND), TENANCY_KUEUEAPI (ARGOCD_ENV_TENANCY_KUEUEAPI): known are TENANCY_BACKEND, TENANCY_KUEUE_API and TENANCY_CLUSTER`,
 		},
 		"unknown parameter": {
 			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"kueueApi","string":"v1beta1"}]`},
-			wantErr: `invalid options: ARGOCD_APP_PARAMETERS: unknown parameter "kueueApi": known are backend and kueueAPI`,
+			wantErr: `invalid options: ARGOCD_APP_PARAMETERS: unknown parameter "kueueApi": known are backend, kueueAPI and cluster`,
 		},
 		"array parameter": {
 			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"backend","array":["kai"]}]`, "PARAM_BACKEND_0=kai"},
@@ -191,6 +203,14 @@ func TestResolveErrors(t *testing.T) {
 		"PARAM_ disagrees with ARGOCD_APP_PARAMETERS": {
 			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"backend","string":"kueue"}]`, "PARAM_BACKEND=kai"},
 			wantErr: `invalid options: PARAM_BACKEND="kai" disagrees with parameter backend="kueue" in ARGOCD_APP_PARAMETERS`,
+		},
+		"PARAM_CLUSTER disagrees with ARGOCD_APP_PARAMETERS": {
+			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"cluster","string":"east"}]`, "PARAM_CLUSTER=west"},
+			wantErr: `invalid options: PARAM_CLUSTER="west" disagrees with parameter cluster="east" in ARGOCD_APP_PARAMETERS`,
+		},
+		"cluster as an array, as a list generator's element might be": {
+			environ: []string{`ARGOCD_APP_PARAMETERS=[{"name":"cluster","array":["east","west"]}]`},
+			wantErr: `invalid options: ARGOCD_APP_PARAMETERS: parameter cluster must be a string, not an array or a map`,
 		},
 		"PARAM_ set although ARGOCD_APP_PARAMETERS lacks the parameter": {
 			environ: []string{`ARGOCD_APP_PARAMETERS=[]`, "PARAM_KUEUEAPI=v1beta1"},
@@ -236,7 +256,8 @@ func TestResolvedString(t *testing.T) {
 	if got, want := r.String(), "backend the agreement's, Kueue API v1beta1 (KUBE_API_VERSIONS)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if got, want := r.Options(), (generator.Options{KueueAPI: "v1beta1"}); got != want {
+	// Unset, the cluster is named as what to set, for a fleet agreement.
+	if got, want := r.Options(), (generator.Options{KueueAPI: "v1beta1", ClusterFrom: ClusterUnset}); got != want {
 		t.Errorf("Options() = %+v, want %+v", got, want)
 	}
 	// After the render, the log says what the agreement chose, and why.
@@ -256,7 +277,16 @@ func TestResolvedString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	// A backend set here is refused at the agreement's key by that name.
-	if got, want := r.Options(), (generator.Options{Backend: generator.KAI, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2"}); got != want {
+	if got, want := r.Options(), (generator.Options{Backend: generator.KAI, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2", ClusterFrom: ClusterUnset}); got != want {
+		t.Errorf("Options() = %+v, want %+v", got, want)
+	}
+	// A cluster is logged and named by its source the same way.
+	r, _ = Resolve([]string{"PARAM_BACKEND=kueue", "ARGOCD_ENV_TENANCY_CLUSTER=east"})
+	if got, want := r.String(), "backend kueue (PARAM_BACKEND), Kueue API v1beta2 (default), cluster east (ARGOCD_ENV_TENANCY_CLUSTER)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	want := generator.Options{Backend: generator.Kueue, BackendFrom: "PARAM_BACKEND", KueueAPI: "v1beta2", Cluster: "east", ClusterFrom: EnvCluster}
+	if got := r.Options(); got != want {
 		t.Errorf("Options() = %+v, want %+v", got, want)
 	}
 }

@@ -56,16 +56,21 @@ generate command, in the Application's source path. Only files inside that
 directory are read: an absolute path, ../ or a symlink leaving it is refused.
 
 The options come from the environment Argo CD sets, highest precedence first:
-  1. the Application's plugin parameters backend and kueueAPI
-     (ARGOCD_APP_PARAMETERS, or PARAM_BACKEND and PARAM_KUEUEAPI without it);
-  2. its plugin.env entries TENANCY_BACKEND and TENANCY_KUEUE_API
-     (ARGOCD_ENV_TENANCY_BACKEND, ARGOCD_ENV_TENANCY_KUEUE_API);
+  1. the Application's plugin parameters backend, kueueAPI and cluster
+     (ARGOCD_APP_PARAMETERS, or PARAM_BACKEND, PARAM_KUEUEAPI and
+     PARAM_CLUSTER without it);
+  2. its plugin.env entries TENANCY_BACKEND, TENANCY_KUEUE_API and
+     TENANCY_CLUSTER (ARGOCD_ENV_TENANCY_BACKEND, ARGOCD_ENV_TENANCY_KUEUE_API,
+     ARGOCD_ENV_TENANCY_CLUSTER);
   3. for the Kueue API, KUBE_API_VERSIONS: v1beta2 when the cluster serves
      kueue.x-k8s.io/v1beta2, v1beta1 when it serves only v1beta1;
   4. the backend the agreement's backend key names (the first, when it
      names both; kueue without the key), Kueue API v1beta2.
 An invalid or unknown value is an error naming the variable it came from; a
 backend the agreement's backend key does not name is refused at the key.
+cluster chooses the part of a fleet agreement (one with [clusters]): the
+manager's or a worker's; without it such an agreement is refused, naming its
+parts, and an agreement without [clusters] refuses it.
 
 Manifests go to stdout only when everything rendered; on any error the exit
 status is non-zero, the message (with file:line) goes to stderr, which Argo CD

@@ -44,6 +44,17 @@ func referenceAgreement(t *testing.T) []byte {
 	return data
 }
 
+// fleetAgreement is examples/fleet's agreement: a manager, hub, and the
+// workers east and west.
+func fleetAgreement(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/fleet/tenancy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // appDir makes an Application source directory holding files.
 func appDir(t *testing.T, files map[string][]byte) string {
 	t.Helper()
@@ -62,6 +73,8 @@ func TestArgoCDGenerate(t *testing.T) {
 		environ []string
 		// key is the agreement's backend key, written before the reference.
 		key string
+		// fleet renders examples/fleet's agreement instead of the reference.
+		fleet bool
 		// want is what tenancy render prints with these options.
 		want generator.Options
 		// wantVersion must occur in the output, so the cases cannot all
@@ -100,6 +113,20 @@ func TestArgoCDGenerate(t *testing.T) {
 			wantVersion: "apiVersion: kueue.x-k8s.io/v1beta2",
 			wantLog:     "backend kueue (ARGOCD_ENV_TENANCY_BACKEND)",
 		},
+		"a fleet's worker, from the cluster parameter": {
+			fleet:       true,
+			environ:     []string{`ARGOCD_APP_PARAMETERS=[{"name":"cluster","string":"east"}]`, "PARAM_CLUSTER=east"},
+			want:        generator.Options{Cluster: "east"},
+			wantVersion: "apiVersion: kueue.x-k8s.io/v1beta2",
+			wantLog:     "cluster east (ARGOCD_APP_PARAMETERS parameter cluster)",
+		},
+		"a fleet's manager, from plugin.env": {
+			fleet:       true,
+			environ:     []string{"ARGOCD_ENV_TENANCY_CLUSTER=hub"},
+			want:        generator.Options{Cluster: "hub"},
+			wantVersion: "kind: MultiKueueConfig",
+			wantLog:     "cluster hub (ARGOCD_ENV_TENANCY_CLUSTER)",
+		},
 		"plugin.env over the cluster's versions": {
 			environ:     []string{"ARGOCD_ENV_TENANCY_KUEUE_API=v1beta1", "KUBE_API_VERSIONS=kueue.x-k8s.io/v1beta2"},
 			want:        generator.Options{Backend: generator.Kueue, KueueAPI: "v1beta1"},
@@ -110,6 +137,9 @@ func TestArgoCDGenerate(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			agreement := ref
+			if tc.fleet {
+				agreement = fleetAgreement(t)
+			}
 			if tc.key != "" {
 				agreement = append([]byte(tc.key+"\n"), ref...)
 			}
@@ -137,6 +167,7 @@ func TestArgoCDGenerate(t *testing.T) {
 
 func TestArgoCDGenerateFailsClosed(t *testing.T) {
 	ref := referenceAgreement(t)
+	fleet := fleetAgreement(t)
 	// Training lends more than it is guaranteed: invalid, at a known line.
 	broken := bytes.Replace(ref, []byte("guaranteed = 16\nlendable = 8"), []byte("guaranteed = 16\nlendable = 20"), 1)
 	if bytes.Equal(broken, ref) {
@@ -194,6 +225,32 @@ func TestArgoCDGenerateFailsClosed(t *testing.T) {
 			environ:    []string{`ARGOCD_APP_PARAMETERS=[{"name":"backend","string":"volcano"}]`, "PARAM_BACKEND=volcano"},
 			code:       exitUsage,
 			wantStderr: []string{`ARGOCD_APP_PARAMETERS parameter backend: invalid options: backend "volcano": must be kueue or kai`},
+		},
+		"a fleet agreement without the cluster parameter": {
+			// An ApplicationSet that forgot the parameter: no cluster's
+			// objects land in another.
+			files:      map[string][]byte{"tenancy.toml": fleet},
+			environ:    []string{"ARGOCD_APP_PARAMETERS=null"},
+			code:       exitUsage,
+			wantStderr: []string{"tenancy.toml is a fleet of clusters: say which part to render with the plugin parameter cluster (one of hub, east, west)"},
+		},
+		"a cluster the fleet does not have": {
+			files:      map[string][]byte{"tenancy.toml": fleet},
+			environ:    []string{"ARGOCD_ENV_TENANCY_CLUSTER=north"},
+			code:       exitUsage,
+			wantStderr: []string{`ARGOCD_ENV_TENANCY_CLUSTER asks for cluster "north", which tenancy.toml does not have: its parts are hub, east, west`},
+		},
+		"a cluster for an agreement without [clusters]": {
+			files:      map[string][]byte{"tenancy.toml": ref},
+			environ:    []string{"PARAM_CLUSTER=east"},
+			code:       exitUsage,
+			wantStderr: []string{`PARAM_CLUSTER asks for cluster "east", but tenancy.toml has no [clusters]`},
+		},
+		"the fleet's manager for KAI": {
+			files:      map[string][]byte{"tenancy.toml": fleet},
+			environ:    []string{"PARAM_CLUSTER=hub", "PARAM_BACKEND=kai"},
+			code:       exitUsage,
+			wantStderr: []string{`the manager "hub" dispatches jobs with Kueue's MultiKueue`},
 		},
 		"misspelt plugin.env entry": {
 			files:      map[string][]byte{"tenancy.toml": ref},

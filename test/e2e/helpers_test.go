@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 )
 
@@ -244,31 +245,9 @@ func waitActive(t *testing.T, objs []*unstructuredObj) {
 			if got.GetGeneration() != observedGeneration(got, "Active") {
 				return false, "Active condition not yet observed for the current generation"
 			}
-			return controlplane.HasCondition(got, "Active", "True"), conditionSummary(got)
+			return controlplane.HasCondition(got, "Active", "True"), controlplane.ConditionSummary(got)
 		})
 	}
-}
-
-func observedGeneration(o *unstructuredObj, typ string) int64 {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			g, _ := m["observedGeneration"].(int64)
-			return g
-		}
-	}
-	return -1
-}
-
-func conditionSummary(o *unstructuredObj) string {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	var parts []string
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // clearWorkloads deletes every Job and Workload and waits until no Workload is left, so quota is free.
@@ -308,33 +287,33 @@ func clearWorkloads(t *testing.T) {
 	})
 }
 
+func observedGeneration(o *unstructuredObj, typ string) int64 {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			g, _ := m["observedGeneration"].(int64)
+			return g
+		}
+	}
+	return -1
+}
+
+// waits is how the checks wait (internal/await), failing with a summary of
+// the queues.
+var waits = await.Waits{Timeout: eventually, Interval: poll, Settle: settle, State: clusterState}
+
 // waitFor polls cond until it holds, failing the test with cond's last
 // explanation and a summary of the queues when the deadline passes.
 func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx := ctxFor(t)
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, poll, eventually, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out after %s waiting for %s: %s\n%s", eventually, what, last, clusterState(ctx))
-	}
+	waits.Until(t, ctxFor(t), what, cond)
 }
 
 // never watches cond for the settle period and fails the moment it holds.
 func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx := ctxFor(t)
-	deadline := time.Now().Add(settle)
-	for time.Now().Before(deadline) {
-		if ok, why := cond(ctx); ok {
-			t.Fatalf("%s happened, and must not: %s\n%s", what, why, clusterState(ctx))
-		}
-		time.Sleep(poll)
-	}
+	waits.Never(t, ctxFor(t), what, cond)
 }
 
 // job is a Job submitted to a LocalQueue: pods pods of gpus GPUs each, with
@@ -629,7 +608,7 @@ func clusterState(ctx context.Context) string {
 		var lines []string
 		for i := range wls.Items {
 			w := &wls.Items[i]
-			lines = append(lines, fmt.Sprintf("  Workload %s/%s: %s", w.GetNamespace(), w.GetName(), conditionSummary(w)))
+			lines = append(lines, fmt.Sprintf("  Workload %s/%s: %s", w.GetNamespace(), w.GetName(), controlplane.ConditionSummary(w)))
 		}
 		sort.Strings(lines)
 		b.WriteString(strings.Join(lines, "\n"))

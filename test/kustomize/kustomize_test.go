@@ -229,6 +229,9 @@ func TestBackends(t *testing.T) {
 		// wantStderr: the function's warnings, shown by kustomize while the
 		// build succeeds.
 		wantStderr *regexp.Regexp
+		// agreement replaces the base's tenancy.toml with this file of the
+		// repository when set.
+		agreement string
 	}{
 		"kai": {
 			spec:       "  backend: kai\n",
@@ -237,11 +240,23 @@ func TestBackends(t *testing.T) {
 		},
 		"kueue v1beta1":    {spec: "  kueueAPI: v1beta1\n", flags: []string{"--kueue-api", "v1beta1"}},
 		"inline agreement": {spec: "", flags: nil},
+		"a fleet's worker": {
+			agreement: "examples/fleet/tenancy.toml",
+			spec:      "  cluster: east\n",
+			flags:     []string{"--cluster", "east"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ex := examples(t)
 			base := filepath.Join(ex, "base")
+			if tc.agreement != "" {
+				data, err := os.ReadFile(filepath.Join(repoRoot, tc.agreement))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(base, "tenancy.toml"), string(data))
+			}
 			agreement, err := os.ReadFile(filepath.Join(base, "tenancy.toml"))
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package cmpsuite
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -64,8 +65,9 @@ func (s *suite) testParametersAnnounced(t *testing.T) {
 	for _, p := range resp.ParameterAnnouncements {
 		got = append(got, p.Name+"="+p.String)
 	}
-	// No default backend: unset, the agreement's backend key chooses.
-	if diff := cmp.Diff([]string{"backend=", "kueueAPI="}, got); diff != "" {
+	// No default backend (unset, the agreement's backend key chooses), and
+	// no default cluster (a fleet agreement without one is refused).
+	if diff := cmp.Diff([]string{"backend=", "kueueAPI=", "cluster="}, got); diff != "" {
 		t.Errorf("announced parameters (-want,+got):\n%s", diff)
 	}
 }
@@ -238,18 +240,7 @@ func (s *suite) testGenerateFailsClosed(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			repo := newRepo(t, tc.files)
-			resp, err := s.generate(t, repo, appPath, s.environ(t, tc.app))
-			if err == nil {
-				t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
-			}
-			if n := len(resp.Manifests); n != 0 {
-				t.Errorf("GenerateManifest returned %d manifests with its error", n)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not contain %q:\n%v", want, err)
-				}
-			}
+			s.generateFails(t, repo, s.environ(t, tc.app), tc.wantErr...)
 		})
 	}
 }
@@ -280,18 +271,87 @@ func (s *suite) testGenerateBackendKey(t *testing.T) {
 	})
 	t.Run("a parameter asks for a backend the agreement does not name", func(t *testing.T) {
 		repo := newRepo(t, withKey(`backend = "kueue"`))
-		resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: &Plugin{Parameters: []Parameter{
+		s.generateFails(t, repo, s.environ(t, application{plugin: &Plugin{Parameters: []Parameter{
 			{Name: "backend", String: str("kai")},
-		}}, apiVersions: clusterV1beta2}))
-		if err == nil {
-			t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
-		}
-		if n := len(resp.Manifests); n != 0 {
-			t.Errorf("GenerateManifest returned %d manifests with its error", n)
-		}
-		want := "tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai"
+		}}, apiVersions: clusterV1beta2}),
+			"tenancy.toml:1:11: backend: the agreement is written for kueue, and ARGOCD_APP_PARAMETERS parameter backend asks for kai")
+	})
+}
+
+// generateFails runs the plugin's generate command on appPath in repo and
+// checks that it fails closed: an error holding each of wants, which Argo
+// CD shows on the Application, and no manifests.
+func (s *suite) generateFails(t *testing.T, repo string, env []string, wants ...string) {
+	t.Helper()
+	resp, err := s.generate(t, repo, appPath, env)
+	if err == nil {
+		t.Fatalf("GenerateManifest succeeded with %d manifests, want an error", len(resp.Manifests))
+	}
+	if n := len(resp.Manifests); n != 0 {
+		t.Errorf("GenerateManifest returned %d manifests with its error", n)
+	}
+	for _, want := range wants {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
+	}
+}
+
+// testGenerateFleet: examples/fleet's agreement renders each part with
+// the cluster parameter (or plugin.env TENANCY_CLUSTER), as tenancy render
+// --cluster does, which is what examples/fleet's ApplicationSet sets per
+// cluster; without either, the sync fails naming the parts.
+func (s *suite) testGenerateFleet(t *testing.T) {
+	fleet, err := os.ReadFile(filepath.Join(s.repoRoot, "examples", "fleet", "tenancy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := newRepo(t, map[string][]byte{appPath + "/tenancy.toml": fleet})
+	tests := map[string]struct {
+		plugin *Plugin
+		part   string
+		// wantKind must be among the output's kinds: the manager's
+		// MultiKueue objects, which no worker has.
+		wantKind string
+	}{
+		"the manager, by parameter": {
+			plugin:   &Plugin{Parameters: []Parameter{{Name: "cluster", String: str("hub")}}},
+			part:     "hub",
+			wantKind: "MultiKueueConfig",
+		},
+		"a worker, by parameter": {
+			plugin:   &Plugin{Parameters: []Parameter{{Name: "cluster", String: str("east")}}},
+			part:     "east",
+			wantKind: "ClusterQueue",
+		},
+		"a worker, by plugin.env": {
+			plugin:   &Plugin{Env: []EnvEntry{{Name: "TENANCY_CLUSTER", Value: "west"}}},
+			part:     "west",
+			wantKind: "ClusterQueue",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp, err := s.generate(t, repo, appPath, s.environ(t, application{plugin: tc.plugin, apiVersions: clusterV1beta2}))
+			if err != nil {
+				t.Fatalf("GenerateManifest: %v", err)
+			}
+			got := s.objects(t, resp.Manifests...)
+			want := s.objects(t, string(s.render(t, filepath.Join(repo, appPath), "--cluster", tc.part)))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("plugin output differs from tenancy render --cluster %s (-want,+got):\n%s", tc.part, diff)
+			}
+			kinds := map[string]bool{}
+			for _, o := range got {
+				kinds[fmt.Sprint(o["kind"])] = true
+			}
+			if !kinds[tc.wantKind] || (tc.part != "hub" && kinds["MultiKueueConfig"]) {
+				t.Errorf("kinds %v: want %s, and MultiKueue's objects only in the manager's part", kinds, tc.wantKind)
+			}
+		})
+	}
+	t.Run("no cluster parameter", func(t *testing.T) {
+		s.generateFails(t, repo, s.environ(t, application{plugin: &Plugin{Name: "tenancy"}, apiVersions: clusterV1beta2}),
+			"tenancy.toml is a fleet of clusters: say which part to render with the plugin parameter cluster (one of hub, east, west)")
 	})
 }

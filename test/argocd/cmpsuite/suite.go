@@ -24,6 +24,7 @@ func Run(t *testing.T, argo ArgoCD) {
 	t.Run("Generate", s.testGenerate)
 	t.Run("GenerateFailsClosed", s.testGenerateFailsClosed)
 	t.Run("GenerateBackendKey", s.testGenerateBackendKey)
+	t.Run("GenerateFleet", s.testGenerateFleet)
 	t.Run("InstallComponent", s.testInstallComponent)
 }
 

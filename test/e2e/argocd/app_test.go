@@ -151,7 +151,12 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 func getApp(ctx context.Context) (*unstructured.Unstructured, *appStatus, error) {
-	u, err := env.cp.Dynamic.Resource(appGVR).Namespace(argoNamespace).Get(ctx, appName, metav1.GetOptions{})
+	return getAppNamed(ctx, appName)
+}
+
+// getAppNamed reads the Application name and its status.
+func getAppNamed(ctx context.Context, name string) (*unstructured.Unstructured, *appStatus, error) {
+	u, err := env.cp.Dynamic.Resource(appGVR).Namespace(argoNamespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,11 +192,17 @@ func ensureApp(t *testing.T) {
 // manifests, running the plugin again).
 func refresh(t *testing.T, kind string) *appStatus {
 	t.Helper()
+	return refreshApp(t, appName, kind)
+}
+
+// refreshApp is refresh for the Application name.
+func refreshApp(t *testing.T, name, kind string) *appStatus {
+	t.Helper()
 	ctx := ctxFor(t)
 	annotate := func(value string) {
 		t.Helper()
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":%s}}}`, value)
-		if _, err := env.cp.Dynamic.Resource(appGVR).Namespace(argoNamespace).Patch(ctx, appName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := env.cp.Dynamic.Resource(appGVR).Namespace(argoNamespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatalf("request refresh: %v", err)
 		}
 	}
@@ -199,7 +210,7 @@ func refresh(t *testing.T, kind string) *appStatus {
 	var last *appStatus
 	asked := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		u, s, err := getApp(ctx)
+		u, s, err := getAppNamed(ctx, name)
 		if err != nil {
 			return false, nil
 		}
@@ -221,7 +232,7 @@ func refresh(t *testing.T, kind string) *appStatus {
 		return !pending, nil
 	})
 	if err != nil {
-		t.Fatalf("refresh (%s) did not happen: %v\nlast status: %s", kind, err, last.summary())
+		t.Fatalf("refresh (%s) of %s did not happen: %v\nlast status: %s", kind, name, err, last.summary())
 	}
 	return last
 }
@@ -229,10 +240,16 @@ func refresh(t *testing.T, kind string) *appStatus {
 // waitApp polls the Application until cond holds.
 func waitApp(t *testing.T, what string, timeout time.Duration, cond func(*appStatus) bool) *appStatus {
 	t.Helper()
+	return waitAppNamed(t, appName, what, timeout, cond)
+}
+
+// waitAppNamed is waitApp for the Application name.
+func waitAppNamed(t *testing.T, name, what string, timeout time.Duration, cond func(*appStatus) bool) *appStatus {
+	t.Helper()
 	ctx := ctxFor(t)
 	var last *appStatus
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		_, s, err := getApp(ctx)
+		_, s, err := getAppNamed(ctx, name)
 		if err != nil {
 			return false, nil
 		}
@@ -244,7 +261,7 @@ func waitApp(t *testing.T, what string, timeout time.Duration, cond func(*appSta
 		if last != nil {
 			summary = last.summary()
 		}
-		t.Fatalf("waiting for the Application: %s: %v\nlast status: %s", what, err, summary)
+		t.Fatalf("waiting for the Application %s: %s: %v\nlast status: %s", name, what, err, summary)
 	}
 	return last
 }
@@ -263,7 +280,17 @@ func syncedAt(revision string) func(*appStatus) bool {
 // and the Application is Synced and Healthy at it.
 func didSyncTo(revision string) func(*appStatus) bool {
 	return func(s *appStatus) bool {
-		return syncedAt(revision)(s) && s.OperationState != nil && s.OperationState.Phase == "Succeeded" &&
+		return appliedAt(revision)(s) && s.Health.Status == "Healthy"
+	}
+}
+
+// appliedAt reports whether the last sync applied revision and succeeded,
+// and the Application is Synced at it, whatever its health: a cluster
+// without Kueue gives its queues no status to be healthy by.
+func appliedAt(revision string) func(*appStatus) bool {
+	return func(s *appStatus) bool {
+		return s.Sync.Status == "Synced" && s.Sync.Revision == revision &&
+			s.OperationState != nil && s.OperationState.Phase == "Succeeded" &&
 			s.OperationState.SyncResult != nil && s.OperationState.SyncResult.Revision == revision
 	}
 }

@@ -20,9 +20,12 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The checks run in file order (health_test.go's first), each from the
-// reference agreement synced; TestRemoveTeam stays last, as it leaves the
-// removed team's Namespace behind.
+// The checks run in file order (fleet_test.go's first, then
+// health_test.go's), each from the reference agreement synced;
+// TestApplicationSetFleet deletes the loop's Application and leaves only
+// Namespaces behind, which the next check's Application takes over;
+// TestRemoveTeam stays last, as it leaves the removed team's Namespace
+// behind.
 
 // TestSyncedAndHealthy: the reference agreement syncs to Synced/Healthy,
 // every Kueue object shows the health tenancy's Lua checks give it, and the

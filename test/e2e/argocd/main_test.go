@@ -51,8 +51,12 @@ var env struct {
 	windowFields map[string]any
 	repo         *gitRepo
 	repoRoot     string
-	startErr     error
-	startup      time.Duration
+	// binaries and kueueDir are what the control plane was started from;
+	// the fleet check starts its workers' API servers from them.
+	binaries map[string]string
+	kueueDir string
+	startErr error
+	startup  time.Duration
 }
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
@@ -164,6 +168,7 @@ func setUp(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
+	env.binaries, env.kueueDir = paths, kueueDir
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		Binaries:  paths,
 		KueueDir:  kueueDir,

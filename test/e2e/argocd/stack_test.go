@@ -24,7 +24,8 @@ import (
 // Argo CD's own install.
 const argoNamespace = "argocd"
 
-// extraCRDs are Argo CD's CRDs, from its module's manifests/crds, and KAI
+// extraCRDs are Argo CD's CRDs (Application, AppProject, ApplicationSet),
+// from its module's manifests/crds, and KAI
 // Scheduler's Queue CRD from shared/ beside the repository (KAI's Go module
 // is not reachable here; the renderer's tests read the same file), so the
 // plugin's kai output has somewhere to go.
@@ -33,6 +34,7 @@ func extraCRDs(argoDir, repoRoot string) ([]*unstructured.Unstructured, error) {
 	for _, path := range []string{
 		filepath.Join(argoDir, "manifests", "crds", "application-crd.yaml"),
 		filepath.Join(argoDir, "manifests", "crds", "appproject-crd.yaml"),
+		filepath.Join(argoDir, "manifests", "crds", "applicationset-crd.yaml"),
 		filepath.Join(repoRoot, "..", "shared", "crds", "kai", "scheduling.run.ai_queues.yaml"),
 	} {
 		objs, err := controlplane.ReadManifestFile(path)
@@ -104,8 +106,8 @@ func argoSettings(argoDir, repoRoot string) ([]*unstructured.Unstructured, error
 }
 
 // startArgoCD installs the settings and starts Redis, the CMP server with
-// argocd/plugin.yaml, the repo-server and the application controller, and
-// waits until each answers.
+// argocd/plugin.yaml, the repo-server, the application controller and the
+// applicationset controller, and waits until each answers.
 func startArgoCD(ctx context.Context, dir, binDir string) error {
 	settings, err := argoSettings(env.argocd.ModuleDir, env.repoRoot)
 	if err != nil {
@@ -119,11 +121,12 @@ func startArgoCD(ctx context.Context, dir, binDir string) error {
 	if err != nil {
 		return errors.New("redis-server not found: install Debian's redis-server package (.ci/run does)")
 	}
-	ports, err := controlplane.FreePorts(5)
+	ports, err := controlplane.FreePorts(7)
 	if err != nil {
 		return err
 	}
 	redisPort, repoPort, repoMetrics, ctrlMetrics := ports[0], ports[1], ports[2], ports[3]
+	appsetMetrics, appsetProbe, appsetWebhook := ports[4], ports[5], ports[6]
 	redisAddr := hostPort(redisPort)
 	if err := env.cp.StartExtra("redis", redis, []string{
 		"--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1",
@@ -226,6 +229,34 @@ func startArgoCD(ctx context.Context, dir, binDir string) error {
 	}
 	if err := waitHTTP(ctx, fmt.Sprintf("http://%s/healthz", hostPort(ctrlMetrics)), 60*time.Second); err != nil {
 		return fmt.Errorf("argocd-application-controller: %w", err)
+	}
+
+	// The applicationset controller turns an ApplicationSet into
+	// Applications (the fleet's one per cluster); its list generator asks
+	// the repo-server nothing, but it is given one as in an install. It
+	// logs that it cannot make its Git webhook handler (argocd-secret has
+	// no server.secretkey: Argo CD's API server writes it, and none runs);
+	// generators run without it.
+	if err := env.cp.StartExtra("argocd-applicationset-controller", bin, []string{
+		"--kubeconfig", env.cp.Kubeconfig,
+		"--namespace", argoNamespace,
+		"--argocd-repo-server", hostPort(repoPort),
+		"--repo-server-plaintext",
+		"--metrics-addr", hostPort(appsetMetrics),
+		"--probe-addr", hostPort(appsetProbe),
+		"--webhook-addr", hostPort(appsetWebhook),
+		"--logformat", "text",
+	}, append([]string{
+		"ARGOCD_BINARY_NAME=argocd-applicationset-controller",
+		// controller-runtime's client reads $KUBECONFIG, not the flag.
+		"KUBECONFIG=" + env.cp.Kubeconfig,
+	}, common...)); err != nil {
+		return err
+	}
+	// It registers no health checks, so its probe endpoint answers 404;
+	// the metrics endpoint answers once the manager has started.
+	if err := waitHTTP(ctx, fmt.Sprintf("http://%s/metrics", hostPort(appsetMetrics)), 60*time.Second); err != nil {
+		return fmt.Errorf("argocd-applicationset-controller: %w", err)
 	}
 	return nil
 }

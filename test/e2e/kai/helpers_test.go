@@ -21,9 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 )
 
@@ -388,32 +388,20 @@ func waitBound(t *testing.T, ns, prefix string, want int) {
 	})
 }
 
+// waits is how the checks wait (internal/await), failing with the pods and
+// the KAI queues.
+var waits = await.Waits{Timeout: eventually, Interval: poll, Settle: settle, State: clusterState}
+
 // waitFor polls cond until it holds, failing with its last detail.
 func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx := ctxFor(t)
-	var detail string
-	err := wait.PollUntilContextTimeout(ctx, poll, eventually, true, func(ctx context.Context) (bool, error) {
-		ok, d := cond(ctx)
-		detail = d
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waited %s for %s: last seen %s\n%s", eventually, what, detail, clusterState(context.Background()))
-	}
+	waits.Until(t, ctxFor(t), what, cond)
 }
 
 // never watches for settle that cond does not happen.
 func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx := ctxFor(t)
-	deadline := time.Now().Add(settle)
-	for time.Now().Before(deadline) {
-		if bad, d := cond(ctx); bad {
-			t.Fatalf("%s: %s\n%s", what, d, clusterState(context.Background()))
-		}
-		time.Sleep(poll)
-	}
+	waits.Never(t, ctxFor(t), what, cond)
 }
 
 // clusterState summarizes pods per namespace and the KAI queues, for

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,6 +187,18 @@ func HasCondition(obj *unstructured.Unstructured, typ, status string) bool {
 		}
 	}
 	return false
+}
+
+// ConditionSummary lists obj's status conditions as type=status (reason:
+// message), for failure messages.
+func ConditionSummary(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	var parts []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ParseManifests decodes a YAML stream (documents separated by ---) into

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,6 +59,10 @@ type Options struct {
 	// KwokDir is the sigs.k8s.io/kwok module directory (for its Stages);
 	// needed with Nodes.
 	KwokDir string
+	// KueueConfig is YAML appended to the Kueue Configuration: top-level
+	// keys the base configuration does not set, e.g. a multiKueue section
+	// for a MultiKueue manager.
+	KueueConfig string
 }
 
 // ControlPlane is a running control plane.
@@ -147,7 +152,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cfgPath := filepath.Join(opts.Dir, "kueue-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(kueueConfig(webhookPort, kueueHealth, certDir)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(kueueConfig(webhookPort, kueueHealth, certDir)+opts.KueueConfig), 0o600); err != nil {
 		return nil, err
 	}
 	if err := cp.start(opts, "kueue", []string{
@@ -274,6 +279,21 @@ func (cp *ControlPlane) Stop() {
 	for _, p := range cp.procs {
 		p.stop(0) // envtest's: close the logs
 	}
+}
+
+// Kill ends every component at once with SIGKILL, as a machine that loses
+// power would (Stop gives each a grace period, and kube-apiserver takes
+// all of envtest's 10 s to drain), then releases what Stop releases. Stop
+// may still be called after it.
+func (cp *ControlPlane) Kill() {
+	for _, p := range cp.procs {
+		if done, _ := p.exited(); !done {
+			if pid := p.pid(); pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	cp.Stop()
 }
 
 // Exited names the components that have ended on their own; a test failure

@@ -62,31 +62,23 @@ func installKueue(ctx context.Context, cp *ControlPlane, opts Options, webhookPo
 		"port":      int64(webhookPort),
 	}
 
-	crdFiles, err := filepath.Glob(filepath.Join(opts.KueueDir, "config", "components", "crd", "bases", "*.yaml"))
-	if err != nil || len(crdFiles) == 0 {
-		return fmt.Errorf("no Kueue CRDs under %s (err %v)", opts.KueueDir, err)
+	crds, err := KueueCRDs(opts.KueueDir)
+	if err != nil {
+		return err
 	}
-	var crds []*unstructured.Unstructured
-	for _, f := range crdFiles {
-		objs, err := ReadManifestFile(f)
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if conversionCRDs[o.GetName()] {
-				svc := deepCopyMap(service)
-				svc["path"] = "/convert"
-				if err := unstructured.SetNestedField(o.Object, map[string]any{
-					"strategy": "Webhook",
-					"webhook": map[string]any{
-						"clientConfig":             map[string]any{"service": svc},
-						"conversionReviewVersions": []any{"v1"},
-					},
-				}, "spec", "conversion"); err != nil {
-					return err
-				}
+	for _, o := range crds {
+		if conversionCRDs[o.GetName()] {
+			svc := deepCopyMap(service)
+			svc["path"] = "/convert"
+			if err := unstructured.SetNestedField(o.Object, map[string]any{
+				"strategy": "Webhook",
+				"webhook": map[string]any{
+					"clientConfig":             map[string]any{"service": svc},
+					"conversionReviewVersions": []any{"v1"},
+				},
+			}, "spec", "conversion"); err != nil {
+				return err
 			}
-			crds = append(crds, o)
 		}
 	}
 	// With the CRDs the tests bring, before kube-controller-manager starts,
@@ -120,6 +112,26 @@ func installKueue(ctx context.Context, cp *ControlPlane, opts Options, webhookPo
 		return fmt.Errorf("install Kueue webhook configurations: %w", err)
 	}
 	return nil
+}
+
+// KueueCRDs reads Kueue's CRDs from its module directory as its
+// kustomization's bases hold them: without the conversion webhook its
+// default kustomization wires in (installKueue adds it), so a cluster
+// without the Kueue controller stores and serves them as written.
+func KueueCRDs(kueueDir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(kueueDir, "config", "components", "crd", "bases", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no Kueue CRDs under %s (err %v)", kueueDir, err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, f := range files {
+		objs, err := ReadManifestFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, objs...)
+	}
+	return crds, nil
 }
 
 func deepCopyMap(m map[string]any) map[string]any {
@@ -274,4 +286,11 @@ func kubeconfigFor(server string, caPEM []byte, user string, auth *clientcmdapi.
 		panic(fmt.Sprintf("encode kubeconfig: %v", err))
 	}
 	return out
+}
+
+// TokenKubeconfig returns a kubeconfig for this API server, its CA inline,
+// that authenticates with a bearer token: the form MultiKueue accepts for a
+// worker (no file paths, no exec plugins).
+func (cp *ControlPlane) TokenKubeconfig(user, token string) []byte {
+	return kubeconfigFor(cp.Config.Host, cp.caPEM, user, &clientcmdapi.AuthInfo{Token: token})
 }
