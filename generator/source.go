@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,10 @@ type Source struct {
 	// read from one (standard input, the KRM function's inline agreement),
 	// and then the agreement may include nothing.
 	Dir string
+	// FS, when set, holds the agreement's directory in Dir's place: an
+	// agreement not on disk, such as one at a git revision. Its includes
+	// are read from it, symbolic links refused as on disk.
+	FS fs.FS
 }
 
 // ReadFile reads an agreement, refusing files over MaxAgreementSize.
@@ -89,16 +94,28 @@ func resolveIncludes(src Source, name string, root *load.Value) ([]string, diag.
 		return nil, nil
 	}
 	limits := include.Limits{MaxSize: MaxAgreementSize}
-	if src.Dir == "" {
+	fsys := src.FS
+	switch {
+	case fsys != nil:
+	case src.Dir == "":
 		return include.Resolve(root, name, nil, len(src.Data), limits)
+	default:
+		r, err := os.OpenRoot(src.Dir)
+		if err != nil {
+			return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: name, Message: fmt.Sprintf("include: %v", err)}}
+		}
+		defer r.Close()
+		fsys = r.FS()
 	}
-	r, err := os.OpenRoot(src.Dir)
-	if err != nil {
-		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: name, Message: fmt.Sprintf("include: %v", err)}}
-	}
-	defer r.Close()
 	dir := filepath.Dir(name)
-	d := &include.Dir{FS: r.FS(), Self: filepath.Base(name), Name: func(n string) string { return filepath.Join(dir, filepath.FromSlash(n)) }}
+	d := &include.Dir{FS: fsys, Self: filepath.Base(name), Name: func(n string) string { return filepath.Join(dir, filepath.FromSlash(n)) }}
+	if src.FS != nil {
+		// Not a path on disk: named as REV:path (diff --base), so an
+		// included file is REV:dir/file, the revision kept.
+		prefix := name[:strings.LastIndexAny(name, "/:")+1]
+		d.Self = name[len(prefix):]
+		d.Name = func(n string) string { return prefix + n }
+	}
 	return include.Resolve(root, name, d, len(src.Data), limits)
 }
 

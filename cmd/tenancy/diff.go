@@ -267,7 +267,12 @@ func revisionSide(name string, e *env, rev, file string) (diffSide, error) {
 		return s, fmt.Errorf("%s side: %w", name, err)
 	}
 	if found {
-		s.src = &generator.Source{Path: s.label, Data: data}
+		// The agreement's directory at rev, for the files it includes.
+		commit, full, err := gitPath(e, rev, file)
+		if err != nil {
+			return s, fmt.Errorf("%s side: %w", name, err)
+		}
+		s.src = &generator.Source{Path: s.label, Data: data, FS: &gitTree{e: e, commit: commit, dir: path.Dir(full)}}
 	}
 	return s, nil
 }
@@ -309,41 +314,11 @@ func colorWanted(e *env) bool {
 // exists but the file does not. git runs directly, never through a shell,
 // in the command's directory; the revision cannot be mistaken for an option.
 func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
-	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n:") {
-		return nil, false, fmt.Errorf("revision %q: not a git revision", rev)
-	}
-	commit, err := git(e, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	commit, full, err := gitPath(e, rev, file)
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			// --quiet: git said nothing, the revision is just not there.
-			branch := "main"
-			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
-				branch = b
-			}
-			return nil, false, fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s:refs/remotes/origin/%s)", rev, branch, branch)
-		}
-		return nil, false, fmt.Errorf("revision %s: %v", rev, err)
+		return nil, false, err
 	}
-	commit = bytes.TrimSpace(commit)
-	// The file's path from the repository's root: git show REV:./file would
-	// do, but ls-tree needs it to tell "missing" from other errors without
-	// parsing git's (translated) messages.
-	prefix, err := git(e, "rev-parse", "--show-prefix")
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: --base needs a git work tree: %v", e.dir, err)
-	}
-	rel := file
-	if filepath.IsAbs(rel) {
-		if rel, err = filepath.Rel(e.dir, file); err != nil {
-			return nil, false, err
-		}
-	}
-	full := path.Clean(string(bytes.TrimSpace(prefix)) + filepath.ToSlash(rel))
-	if full == ".." || strings.HasPrefix(full, "../") || path.IsAbs(full) {
-		return nil, false, fmt.Errorf("%s is outside the git repository", file)
-	}
-	entry, err := git(e, "ls-tree", "--full-tree", string(commit), "--", full)
+	entry, err := git(e, "ls-tree", "--full-tree", commit, "--", full)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
 	}
@@ -356,11 +331,50 @@ func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
 	if fields := bytes.Fields(entry); len(fields) < 2 || string(fields[1]) != "blob" || string(fields[0]) == "120000" {
 		return nil, false, fmt.Errorf("%s at %s is not a regular file", file, rev)
 	}
-	data, err = git(e, "show", string(commit)+":"+full)
+	data, err = git(e, "show", commit+":"+full)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
 	}
 	return data, true, nil
+}
+
+// gitPath resolves rev to its commit and file to its path from the
+// repository's root.
+func gitPath(e *env, rev, file string) (commit, full string, err error) {
+	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n:") {
+		return "", "", fmt.Errorf("revision %q: not a git revision", rev)
+	}
+	out, err := git(e, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			// --quiet: git said nothing, the revision is just not there.
+			branch := "main"
+			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
+				branch = b
+			}
+			return "", "", fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s:refs/remotes/origin/%s)", rev, branch, branch)
+		}
+		return "", "", fmt.Errorf("revision %s: %v", rev, err)
+	}
+	// The file's path from the repository's root: git show REV:./file would
+	// do, but ls-tree needs it to tell "missing" from other errors without
+	// parsing git's (translated) messages.
+	prefix, err := git(e, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", "", fmt.Errorf("%s: --base needs a git work tree: %v", e.dir, err)
+	}
+	rel := file
+	if filepath.IsAbs(rel) {
+		if rel, err = filepath.Rel(e.dir, file); err != nil {
+			return "", "", err
+		}
+	}
+	full = path.Clean(string(bytes.TrimSpace(prefix)) + filepath.ToSlash(rel))
+	if full == ".." || strings.HasPrefix(full, "../") || path.IsAbs(full) {
+		return "", "", fmt.Errorf("%s is outside the git repository", file)
+	}
+	return string(bytes.TrimSpace(out)), full, nil
 }
 
 // git runs one git command in e.dir and returns its stdout, refusing more

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,4 +84,41 @@ tenancy: departments/product.toml is invalid: 4 error(s)
 	wantRun(t, outcome{code, stdout, stderr}, outcome{code: exitFailure, stderr: want})
 	stdout, stderr, code = runIn(app, "check", "tenancy.toml")
 	wantRun(t, outcome{code, stdout, stderr}, outcome{code: exitFailure, stderr: want})
+}
+
+// TestDiffBaseReadsSplitAgreements: diff --base reads the files a split
+// agreement includes at the base revision, not the working tree's, and
+// finds a change made in one of them.
+func TestDiffBaseReadsSplitAgreements(t *testing.T) {
+	r := newDiffGitRepo(t)
+	root := "version = 1\nname = \"gpu-pool\"\nowners = [\"@acme/platform\"]\ninclude = [\"teams/*.toml\"]\n[flavors.h100]\ncapacity = 16\n"
+	r.commit("split agreement", map[string]string{
+		"deploy/tenancy.toml":  root,
+		"deploy/teams/a.toml":  "[teams.a]\nguaranteed = 8\nowners = [\"@acme/a\"]\n",
+		"deploy/teams/b.toml":  "[teams.b]\nguaranteed = 4\n",
+		"elsewhere/notes.toml": "not included",
+	})
+	writeDiffFiles(t, r.dir, map[string]string{"deploy/teams/a.toml": "[teams.a]\nguaranteed = 6\nowners = [\"@acme/a\"]\n"})
+
+	stdout, stderr, code := runIn(filepath.Join(r.dir, "deploy"), "diff", "--exit-code", "--base", "main")
+	if code != exitApprovals {
+		t.Fatalf("exit %d, want %d (changes needing owners): %s\n%s", code, exitApprovals, stderr, stdout)
+	}
+	for _, want := range []string{"~ ClusterQueue a (", "team a: @acme/a (h100 guaranteed 8 → 6)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Unchanged, it compares equal: the base's includes were read.
+	r.git("checkout", "-q", "--", ".")
+	if _, stderr, code := runIn(filepath.Join(r.dir, "deploy"), "diff", "--exit-code", "--base", "main"); code != exitOK {
+		t.Errorf("unchanged split agreement: exit %d: %s", code, stderr)
+	}
+
+	// A problem in an included file at the base is reported there.
+	r.commit("break b", map[string]string{"deploy/teams/b.toml": "[teams.b]\nguaranteed = 4\nlendable = 5\n"})
+	_, stderr, code = runIn(filepath.Join(r.dir, "deploy"), "diff", "--base", "main")
+	if code != exitDiffTrouble || !strings.Contains(stderr, "main:teams/b.toml:3:12: teams.b.lendable:") {
+		t.Errorf("broken base: exit %d, stderr:\n%s", code, stderr)
+	}
 }

@@ -103,7 +103,7 @@ func (r *resolver) file(doc *load.Value, file string, stack []string) {
 		return
 	}
 	if r.dir == nil {
-		r.errorf(field.ErrorTypeForbidden, v.Pos, file, p, "the agreement is not read from a directory (standard input, a git revision of tenancy diff, or the KRM function's inline spec.agreement), so there is nothing to include from: give the agreement as a file (tenancy FILE, spec.file)")
+		r.errorf(field.ErrorTypeForbidden, v.Pos, file, p, "the agreement is not read from a directory (standard input, or the KRM function's inline spec.agreement), so there is nothing to include from: give the agreement as a file (tenancy FILE, spec.file)")
 		return
 	}
 	for i, item := range v.Items {
