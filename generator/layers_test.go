@@ -33,15 +33,23 @@ var layers = map[string][]string{
 	// renderer, so that no step's test fixtures depend on a backend.
 	"internal/sourcetest": {"render", "render/*"},
 	"load":                {"agreement", "validate", "plan", "render", "render/*"},
-	"plan":                {"validate", "load", "render", "render/*", "gpu"},
-	"render":              {"load", "agreement", "validate", "render/*"},
-	"render/guard":        {"load", "agreement", "validate", "render/*"},
-	"render/kai":          {"load", "agreement", "validate", "render/*"},
-	"render/kueue":        {"load", "agreement", "validate", "render/*"},
-	"render/monitor":      {"load", "agreement", "validate", "render/*"},
-	"render/namespaces":   {"load", "agreement", "validate", "render/*"},
-	"render/windowctl":    {"load", "agreement", "validate", "render/*"},
-	"render/multikueue":   {"load", "agreement", "validate", "render/*"},
+	// Reads included files and merges their trees, before decoding.
+	"include": {"agreement", "validate", "plan", "render", "render/*", "gpu"},
+	// Review dates, judged on the plan at a date handed in.
+	"review": {"load", "agreement", "validate", "render", "render/*", "gpu"},
+	// Who answers for each part and file, from the plan.
+	"owners": {"load", "agreement", "validate", "render", "render/*", "gpu"},
+	// An agreement against less hardware, on the plan.
+	"capacity":          {"load", "agreement", "validate", "render", "render/*"},
+	"plan":              {"validate", "load", "render", "render/*", "gpu"},
+	"render":            {"load", "agreement", "validate", "render/*"},
+	"render/guard":      {"load", "agreement", "validate", "render/*"},
+	"render/kai":        {"load", "agreement", "validate", "render/*"},
+	"render/kueue":      {"load", "agreement", "validate", "render/*"},
+	"render/monitor":    {"load", "agreement", "validate", "render/*"},
+	"render/namespaces": {"load", "agreement", "validate", "render/*"},
+	"render/windowctl":  {"load", "agreement", "validate", "render/*"},
+	"render/multikueue": {"load", "agreement", "validate", "render/*"},
 	// Kueue's API versions, for the families that render Kueue objects.
 	"kueueapi":  {"load", "agreement", "validate", "plan", "render", "render/*"},
 	"synthetic": {"load", "agreement", "validate", "plan", "render", "render/*"},
@@ -52,7 +60,7 @@ var layers = map[string][]string{
 
 // steps are the pipeline's steps and families, which only the facade wires:
 // a wrapper calls the facade with options and never runs a step itself.
-var steps = []string{"load", "agreement", "validate", "plan", "encode", "render", "render/*", "schedule", "windows"}
+var steps = []string{"load", "include", "agreement", "validate", "plan", "encode", "render", "render/*", "schedule", "windows"}
 
 // wrappers lists every package of the wrappers (cmd/, kustomize/, argocd/),
 // by its path in the module, with the packages under generator/ it must not

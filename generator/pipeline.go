@@ -155,6 +155,11 @@ func checkSource(src Source, opts Options) (part, whole *plan.Agreement, _ Optio
 	if len(diags.Errors()) > 0 {
 		return nil, nil, opts, diags, nil
 	}
+	includes, diags := resolveIncludes(src, name, root)
+	if len(diags.Errors()) > 0 {
+		diags.Sort()
+		return nil, nil, opts, diags, nil
+	}
 	a, diags := agreement.Decode(name, root)
 	decoded := len(diags.Errors()) == 0
 	// Semantic checks run even after type errors, so one run reports
@@ -162,6 +167,7 @@ func checkSource(src Source, opts Options) (part, whole *plan.Agreement, _ Optio
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
 	p.Source = src.Data
+	p.Includes = includes
 	diags = append(diags, checkBackendKey(p, opts)...)
 	diags = append(diags, checkFleet(p)...)
 	opts = resolve(p, opts)

@@ -8,7 +8,7 @@ import (
 )
 
 func runCheck(e *env, args []string) int {
-	fs := newFlagSet(e, "check", "check [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [--cluster NAME] [FILE]", `
+	fs := newFlagSet(e, "check", "check [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [--cluster NAME] [--capacity FLAVOR=GPUS]... [--lose FLAVOR=GPUS]... [--strict] [FILE]", `
 Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 exactly as render does, without writing manifests: an agreement check accepts
 renders, and one it refuses fails render with the same messages. Every
@@ -28,8 +28,20 @@ command (::error or ::warning with its file, line and column), so a pull
 request shows it on the line that causes it; --output sarif writes a SARIF
 2.1.0 log on stdout, for code scanning. The verdict stays on stderr.
 
+--capacity h100=24 (or --lose h100=8) checks the agreement against less
+hardware than it claims, as after losing a node: a warning at the flavor's
+capacity when the guarantees no longer all fit (by how much, and whose) and
+when the never-lent GPUs are over-promised. Both repeat, one flavor each; a
+flavor the agreement lacks is a usage error. With --strict such a warning
+fails the check with status 3, so a pipeline can ask "does this agreement
+survive losing one node?".
+
+A review_by date in the past is a warning at its key, never a failure.
+
 Exit status 0 when the agreement is valid (warnings may still be printed),
-1 when it is not, 2 on a usage error, whatever the output.
+1 when it is not, 2 on a usage error, 3 with --strict when it is valid but
+breaks a promise at the capacity --capacity or --lose gives; whatever the
+output.
 
 Examples:
   tenancy check                      # ./tenancy.toml, for the backends it names
@@ -38,6 +50,7 @@ Examples:
   tenancy check --output github      # in a GitHub Actions step: annotations
   tenancy check --output sarif > tenancy.sarif   # for upload-sarif
   tenancy check --cluster east examples/fleet/tenancy.toml   # one part of a fleet
+  tenancy check --lose h100=8 --strict   # fails (3) unless it survives losing a node
 
 An agreement with [clusters] is a fleet: without --cluster, check checks
 every part (the manager for Kueue, the workers for every backend), as each
@@ -46,6 +59,9 @@ cluster's render will be; with it, that part.`)
 	kueueAPI := fs.String("kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
 	cluster := fs.String("cluster", "", clusterUsage)
 	output := fs.String("output", "text", "text (on stderr), github (workflow commands on stdout) or sarif (SARIF 2.1.0 on stdout)")
+	capacityFlags := fs.StringArray("capacity", nil, "FLAVOR=GPUS: check against this capacity of the flavor instead of the agreement's (repeatable)")
+	loseFlags := fs.StringArray("lose", nil, "FLAVOR=GPUS: check against the flavor's capacity less this many (repeatable)")
+	strict := fs.Bool("strict", false, "exit 3 when --capacity or --lose breaks a guarantee or over-promises never-lent GPUs")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -63,19 +79,39 @@ cluster's render will be; with it, that part.`)
 		fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
 		return exitUsage
 	}
+	cuts, err := parseCuts(*capacityFlags, *loseFlags)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy check: %v\nRun 'tenancy check --help' for usage.\n", err)
+		return exitUsage
+	}
 	src, err := readAgreement(e, path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	_, diags, err := generator.CheckAll(src, withCluster(opts, *cluster))
+	p, diags, err := generator.CheckAll(src, withCluster(opts, *cluster))
+	broken := 0
+	if err == nil {
+		diags = withReviews(diags, p, e.today())
+		caps, given, cerr := capacities(p, cuts)
+		if cerr != nil {
+			fmt.Fprintf(e.stderr, "tenancy check: %v\nRun 'tenancy check --help' for usage.\n", cerr)
+			return exitUsage
+		}
+		diags, broken = withCapacity(diags, p, caps, given)
+	}
+	code = exitOK
 	if *output != "text" {
-		return writeCheckReport(e, *output, src, diags, err)
-	}
-	if err != nil {
+		code = writeCheckReport(e, *output, src, diags, err)
+	} else if err != nil {
 		return reportError(e, err)
+	} else {
+		printDiagnostics(e, diags)
+		fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	}
-	printDiagnostics(e, diags)
-	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
-	return exitOK
+	if code == exitOK && *strict && broken > 0 {
+		fmt.Fprintf(e.stderr, "tenancy check: %s breaks %s at the capacity given (--strict)\n", agreementName(path), plural(broken, "promise"))
+		return exitCapacity
+	}
+	return code
 }

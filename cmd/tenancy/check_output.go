@@ -30,7 +30,7 @@ func writeCheckReport(e *env, format string, src generator.Source, diags diag.Li
 	default:
 		return reportError(e, err)
 	}
-	cols := columns{data: src.Data}
+	cols := columns{data: src.Data, file: agreementName(src.Path)}
 	var out bytes.Buffer
 	switch format {
 	case "github":
@@ -64,6 +64,16 @@ func writeCheckReport(e *env, format string, src generator.Source, diags diag.Li
 // exactly.
 type columns struct {
 	data []byte
+	file string // the file data is; "" for any
+}
+
+// at is d's column in characters. A diagnostic in a file the agreement
+// includes keeps its byte column: data is the agreement's own file.
+func (c columns) at(d diag.Diagnostic) int {
+	if c.file != "" && d.File != c.file {
+		return d.Pos.Column
+	}
+	return c.of(d.Pos)
 }
 
 func (c columns) of(p diag.Pos) int {

@@ -56,14 +56,22 @@ removed. In a shallow CI checkout, fetch the base first, e.g.
 character limit; long diffs are cut with a note); --output json is for tools.
 Text is coloured when stdout is a terminal, unless --no-color or NO_COLOR.
 
+Each output names whose approval the change needs, by rule: a team whose
+guaranteed, lendable or borrow changes (or that is added or removed) needs
+its owners, a department's likewise, a change to a flavor or to the pool
+needs the pool's owners; a part's owners are its own, else its
+department's, else the pool's, as the old side says. The markdown also says
+per flavor what losing one node (gpus_per_node GPUs, default 8) would break.
+
 Exit status: 0 no changes (or changes without --exit-code), 1 changes with
---exit-code, 2 an error on either side (nothing is written to stdout).`)
+--exit-code, 4 changes with --exit-code that need the approval of owners the
+agreement names, 2 an error on either side (nothing is written to stdout).`)
 	var bf backendFlags
 	bf.register(flags)
 	base := flags.String("base", "", "git revision of the old side (reads FILE with git show)")
 	head := flags.String("head", "", "git revision of the new side (default: the working tree); needs --base")
 	output := flags.String("output", "text", "output format: text, markdown or json")
-	exitCode := flags.Bool("exit-code", false, "exit 1 when anything changes, like git diff --exit-code")
+	exitCode := flags.Bool("exit-code", false, "exit 1 when anything changes, like git diff --exit-code; 4 when the changes need owners' approval")
 	noColor := flags.Bool("no-color", false, "never colour the text output")
 	cluster := flags.String("cluster", "", "compare only this part of a fleet agreement (one with [clusters]): its manager's name or a worker cluster's; without it, every part")
 	positional, code, ok := parseArgs(e, flags, args)
@@ -151,7 +159,7 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 			return exitDiffTrouble
 		}
-		return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+		return writeDiff(e, *output, diffStatus(*exitCode, report.Changed, report.NeedsOwners()), diffFormats{
 			text:     func() []byte { return diff.FleetText(report, color) },
 			markdown: func() []byte { return diff.FleetMarkdown(report, 0) },
 			json:     func() ([]byte, error) { return diff.FleetJSON(report) },
@@ -170,7 +178,10 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble
 	}
-	return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+	if newRes != nil {
+		report.Summary.SetReviewsDue(newRes.Plan, e.today())
+	}
+	return writeDiff(e, *output, diffStatus(*exitCode, report.Changed, report.Summary.NeedsOwners()), diffFormats{
 		text:     func() []byte { return diff.Text(report, color) },
 		markdown: func() []byte { return diff.Markdown(report, 0) },
 		json:     func() ([]byte, error) { return diff.JSON(report) },
@@ -186,7 +197,7 @@ type diffFormats struct {
 // writeDiff builds the output and writes it at once: an error building it
 // leaves stdout empty. changedExit says the run ends with status 1 (changes
 // and --exit-code).
-func writeDiff(e *env, output string, changedExit bool, formats diffFormats) int {
+func writeDiff(e *env, output string, status int, formats diffFormats) int {
 	var out []byte
 	var err error
 	switch output {
@@ -205,10 +216,23 @@ func writeDiff(e *env, output string, changedExit bool, formats diffFormats) int
 		fmt.Fprintf(e.stderr, "tenancy diff: write output: %v\n", err)
 		return exitDiffTrouble
 	}
-	if changedExit {
-		return exitFailure
+	return status
+}
+
+// exitApprovals is diff --exit-code's status for changes that need the
+// approval of owners the agreement names (the report's approvals), so CI
+// can post a required status for them; changes that need none exit 1.
+const exitApprovals = 4
+
+// diffStatus is diff's exit status once the report is written.
+func diffStatus(exitCode, changed, needsOwners bool) int {
+	switch {
+	case !exitCode || !changed:
+		return exitOK
+	case needsOwners:
+		return exitApprovals
 	}
-	return exitOK
+	return exitFailure
 }
 
 // diffSide is one side's agreement before rendering; src is nil when the
@@ -243,7 +267,12 @@ func revisionSide(name string, e *env, rev, file string) (diffSide, error) {
 		return s, fmt.Errorf("%s side: %w", name, err)
 	}
 	if found {
-		s.src = &generator.Source{Path: s.label, Data: data}
+		// The agreement's directory at rev, for the files it includes.
+		commit, full, err := gitPath(e, rev, file)
+		if err != nil {
+			return s, fmt.Errorf("%s side: %w", name, err)
+		}
+		s.src = &generator.Source{Path: s.label, Data: data, FS: &gitTree{e: e, commit: commit, dir: path.Dir(full)}}
 	}
 	return s, nil
 }
@@ -285,41 +314,11 @@ func colorWanted(e *env) bool {
 // exists but the file does not. git runs directly, never through a shell,
 // in the command's directory; the revision cannot be mistaken for an option.
 func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
-	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n:") {
-		return nil, false, fmt.Errorf("revision %q: not a git revision", rev)
-	}
-	commit, err := git(e, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	commit, full, err := gitPath(e, rev, file)
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			// --quiet: git said nothing, the revision is just not there.
-			branch := "main"
-			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
-				branch = b
-			}
-			return nil, false, fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s:refs/remotes/origin/%s)", rev, branch, branch)
-		}
-		return nil, false, fmt.Errorf("revision %s: %v", rev, err)
+		return nil, false, err
 	}
-	commit = bytes.TrimSpace(commit)
-	// The file's path from the repository's root: git show REV:./file would
-	// do, but ls-tree needs it to tell "missing" from other errors without
-	// parsing git's (translated) messages.
-	prefix, err := git(e, "rev-parse", "--show-prefix")
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: --base needs a git work tree: %v", e.dir, err)
-	}
-	rel := file
-	if filepath.IsAbs(rel) {
-		if rel, err = filepath.Rel(e.dir, file); err != nil {
-			return nil, false, err
-		}
-	}
-	full := path.Clean(string(bytes.TrimSpace(prefix)) + filepath.ToSlash(rel))
-	if full == ".." || strings.HasPrefix(full, "../") || path.IsAbs(full) {
-		return nil, false, fmt.Errorf("%s is outside the git repository", file)
-	}
-	entry, err := git(e, "ls-tree", "--full-tree", string(commit), "--", full)
+	entry, err := git(e, "ls-tree", "--full-tree", commit, "--", full)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
 	}
@@ -332,11 +331,50 @@ func gitShow(e *env, rev, file string) (data []byte, found bool, err error) {
 	if fields := bytes.Fields(entry); len(fields) < 2 || string(fields[1]) != "blob" || string(fields[0]) == "120000" {
 		return nil, false, fmt.Errorf("%s at %s is not a regular file", file, rev)
 	}
-	data, err = git(e, "show", string(commit)+":"+full)
+	data, err = git(e, "show", commit+":"+full)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %v", file, rev, err)
 	}
 	return data, true, nil
+}
+
+// gitPath resolves rev to its commit and file to its path from the
+// repository's root.
+func gitPath(e *env, rev, file string) (commit, full string, err error) {
+	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n:") {
+		return "", "", fmt.Errorf("revision %q: not a git revision", rev)
+	}
+	out, err := git(e, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			// --quiet: git said nothing, the revision is just not there.
+			branch := "main"
+			if b, ok := strings.CutPrefix(rev, "origin/"); ok {
+				branch = b
+			}
+			return "", "", fmt.Errorf("revision %s not found (in a shallow checkout, fetch it first, e.g. git fetch --depth=1 origin %s:refs/remotes/origin/%s)", rev, branch, branch)
+		}
+		return "", "", fmt.Errorf("revision %s: %v", rev, err)
+	}
+	// The file's path from the repository's root: git show REV:./file would
+	// do, but ls-tree needs it to tell "missing" from other errors without
+	// parsing git's (translated) messages.
+	prefix, err := git(e, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", "", fmt.Errorf("%s: --base needs a git work tree: %v", e.dir, err)
+	}
+	rel := file
+	if filepath.IsAbs(rel) {
+		if rel, err = filepath.Rel(e.dir, file); err != nil {
+			return "", "", err
+		}
+	}
+	full = path.Clean(string(bytes.TrimSpace(prefix)) + filepath.ToSlash(rel))
+	if full == ".." || strings.HasPrefix(full, "../") || path.IsAbs(full) {
+		return "", "", fmt.Errorf("%s is outside the git repository", file)
+	}
+	return string(bytes.TrimSpace(out)), full, nil
 }
 
 // git runs one git command in e.dir and returns its stdout, refusing more

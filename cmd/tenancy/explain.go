@@ -96,6 +96,7 @@ func writeExplanation(w io.Writer, file string, p *plan.Agreement, opts generato
 	explainPriorities(w, p)
 	explainTopology(w, p)
 	explainGuardrails(w, p)
+	explainReviews(w, p, at)
 	explainColumns(w)
 	explainBackends(w, p, opts)
 	explainWarnings(w, warnings)

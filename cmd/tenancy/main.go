@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/internal/version"
 )
@@ -34,6 +35,9 @@ type env struct {
 	dir string
 	// stdinIsTerminal is true when a person, not a pipe, is on stdin.
 	stdinIsTerminal bool
+	// now is the clock check reads review_by dates against; nil is the
+	// system's. Tests fix it.
+	now func() time.Time
 }
 
 type command struct {
@@ -52,6 +56,7 @@ func init() {
 		{"check", "run render's checks without output (for the agreement's backends); exit 0 when valid, 1 when not", runCheck},
 		{"explain", "print the agreement as a table a person reads", runExplain},
 		{"diff", "show what a change to the agreement does to teams and manifests", runDiff},
+		{"owners", "print a CODEOWNERS block: who answers for the agreement's files", runOwners},
 		{"kustomize", "run as a kustomize KRM function (ResourceList on stdin)", runKustomize},
 		{"argocd", "run as an Argo CD Config Management Plugin (argocd generate); argocd ignore-differences for windows", runArgoCD},
 		{"report", "print the GPU-hours and cost statement of a range, from Prometheus", runReport},
@@ -135,7 +140,9 @@ Run 'tenancy help <command>' or 'tenancy <command> --help' for a command's
 flags and examples.
 
 Exit codes: 0 success, 1 invalid agreement (or changes with diff --exit-code),
-2 usage error. On any error nothing is written to stdout.
+2 usage error, 3 check --strict: valid but not at the capacity --capacity or
+--lose gives, 4 diff --exit-code: changes that need owners' approval. On any
+error nothing is written to stdout.
 `)
 	io.WriteString(w, b.String())
 }

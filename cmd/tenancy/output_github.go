@@ -27,7 +27,7 @@ func writeGitHub(w io.Writer, diags diag.List, cols columns) {
 		if d.Pos.Line > 0 {
 			props = append(props, "line="+strconv.Itoa(d.Pos.Line))
 			if d.Pos.Column > 0 {
-				props = append(props, "col="+strconv.Itoa(cols.of(d.Pos)))
+				props = append(props, "col="+strconv.Itoa(cols.at(d)))
 			}
 		}
 		props = append(props, "title="+escapeProperty("tenancy check"))

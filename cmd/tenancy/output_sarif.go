@@ -77,7 +77,7 @@ func writeSARIF(w io.Writer, diags diag.List, cols columns) error {
 			if d.Pos.Line > 0 {
 				region := sarif.NewRegion().WithStartLine(d.Pos.Line)
 				if d.Pos.Column > 0 {
-					region.WithStartColumn(cols.of(d.Pos))
+					region.WithStartColumn(cols.at(d))
 				}
 				pl.WithRegion(region)
 			}

@@ -52,6 +52,10 @@ type (
 // DefaultResource is the resource a flavor counts when it names none.
 const DefaultResource = "nvidia.com/gpu"
 
+// DefaultGPUsPerNode is a flavor's node size when it names none: eight
+// GPUs, the usual HGX/DGX board.
+const DefaultGPUsPerNode = 8
+
 // Agreement is the decoded file, in document order.
 type Agreement struct {
 	File    string
@@ -75,15 +79,21 @@ type Agreement struct {
 	Clusters []*Cluster
 	// ClustersPos is the [clusters] key; zero when absent.
 	ClustersPos Pos
+	// Stewardship is the pool's: its owners answer for the flavors and
+	// the pool itself.
+	Stewardship
 }
 
 // Flavor is a [flavors.NAME] table.
 type Flavor struct {
-	Name        string
-	Pos         Pos
-	Path        *field.Path
-	Resource    Str // Defaulted to DefaultResource
-	Capacity    Int
+	Name     string
+	Pos      Pos
+	Path     *field.Path
+	Resource Str // Defaulted to DefaultResource
+	Capacity Int
+	// GPUsPerNode is how many of the flavor's resource one node has, for
+	// "if one node is lost"; Defaulted to DefaultGPUsPerNode.
+	GPUsPerNode Int
 	NodeLabels  []Label
 	Tolerations []*Toleration
 }
@@ -146,6 +156,7 @@ type Team struct {
 	ByFlavor map[string]*Quota
 	// Windows are the team's [[teams.NAME.windows]], in document order.
 	Windows []*Window
+	Stewardship
 }
 
 // Quota is a team's guaranteed, lendable and borrow for one flavor.

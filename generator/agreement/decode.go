@@ -15,11 +15,11 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters"}
-	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
+	rootKeys       = append([]string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters", "include"}, stewardshipKeys...)
+	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations", "gpus_per_node"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow", "clusters"}
-	teamKeys       = append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...)
+	teamKeys       = append(append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...), stewardshipKeys...)
 	topologyKeys   = []string{"levels"}
 )
 
@@ -36,6 +36,7 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 	a.Version = d.int(t.Get("version"), field.NewPath("version"))
 	a.Name = d.str(t.Get("name"), field.NewPath("name"))
 	a.Backend = d.backend(t.Get("backend"), field.NewPath("backend"))
+	a.Stewardship = d.stewardship(t, nil)
 
 	if v := d.table(t.Get("flavors"), field.NewPath("flavors")); v != nil {
 		for _, name := range v.Table.Keys {
@@ -227,6 +228,7 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	d.unknown(t, path, flavorKeys)
 	f.Resource = d.str(t.Get("resource"), path.Child("resource"))
 	f.Capacity = d.int(t.Get("capacity"), path.Child("capacity"))
+	f.GPUsPerNode = d.int(t.Get("gpus_per_node"), path.Child("gpus_per_node"))
 	f.NodeLabels = d.labels(t.Get("node_labels"), path.Child("node_labels"))
 	if tv := t.Get("tolerations"); tv != nil {
 		tpath := path.Child("tolerations")
@@ -273,6 +275,7 @@ func (d *decoder) team(name string, v *load.Value) *Team {
 	team.Weight = d.int(t.Get("weight"), path.Child("weight"))
 	team.VMs = d.int(t.Get("vms"), path.Child("vms"))
 	team.Retiring = d.bool(t.Get("retiring"), path.Child("retiring"))
+	team.Stewardship = d.stewardship(t, path)
 
 	team.Shorthand, team.Flavors = d.quotas(v, path)
 	team.Windows = d.windows(t.Get("windows"), path.Child("windows"))

@@ -3,6 +3,7 @@ package agreement_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -372,9 +373,12 @@ levels = ["kubernetes.io/hostname"]
 			Levels: []agreement.Str{{Value: "kubernetes.io/hostname", State: agreement.Set, Pos: pos(22, 11), Path: path("topology.levels[0]")}},
 		},
 	}
-	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor", "Retiring"),
-		// TestDecodeGuardrails and TestDecodeComponents cover those tables.
-		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails", "Components")); diff != "" {
+	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor", "Retiring", "Stewardship"),
+		// TestDecodeGuardrails and TestDecodeComponents cover those tables,
+		// TestDecodeStewardship owners and review_by.
+		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails", "Components", "Stewardship"),
+		// The capacity package's tests cover gpus_per_node and its default.
+		cmpopts.IgnoreFields(agreement.Flavor{}, "GPUsPerNode")); diff != "" {
 		t.Errorf("Decode (-want,+got):\n%s", diff)
 	}
 	// ByFlavor resolves the shorthand to the one flavor, and points at the
@@ -573,5 +577,44 @@ func TestDecodeBackend(t *testing.T) {
 				t.Errorf("state %v at %v, want %v at %v", a.Backend.State, a.Backend.Pos, tc.wantState, tc.wantPos)
 			}
 		})
+	}
+}
+
+func TestDecodeStewardship(t *testing.T) {
+	src := `version = 1
+name = "gpu-pool"
+owners = ["@acme/platform"]
+review_by = 2027-01-15
+[teams.a]
+owners = ["@alice", "bob@example.com"]
+`
+	pos := func(line, col int) agreement.Pos { return agreement.Pos{Line: line, Column: col} }
+	path := field.NewPath
+	root, diags := load.Parse("tenancy.toml", []byte(src))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	a, diags := agreement.Decode("tenancy.toml", root)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	want := []agreement.Stewardship{
+		{
+			Owners: agreement.Scalar[[]agreement.Str]{State: agreement.Set, Pos: pos(3, 10), Path: path("owners"),
+				Value: []agreement.Str{{Value: "@acme/platform", State: agreement.Set, Pos: pos(3, 11), Path: path("owners[0]")}}},
+			ReviewBy: agreement.Date{Value: time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), State: agreement.Set, Pos: pos(4, 13), Path: path("review_by")},
+		},
+		{
+			Owners: agreement.Scalar[[]agreement.Str]{State: agreement.Set, Pos: pos(6, 10), Path: path("teams.a.owners"),
+				Value: []agreement.Str{
+					{Value: "@alice", State: agreement.Set, Pos: pos(6, 11), Path: path("teams.a.owners[0]")},
+					{Value: "bob@example.com", State: agreement.Set, Pos: pos(6, 21), Path: path("teams.a.owners[1]")},
+				}},
+			ReviewBy: agreement.Date{Path: path("teams.a.review_by")},
+		},
+	}
+	got := []agreement.Stewardship{a.Stewardship, a.Teams[0].Stewardship}
+	if diff := cmp.Diff(want, got, diagtest.Paths); diff != "" {
+		t.Errorf("Stewardship (-want,+got):\n%s", diff)
 	}
 }

@@ -16,6 +16,9 @@ func defaults(a *Agreement) {
 	defaultPriorities(a)
 	defaultClusters(a)
 	for _, f := range a.Flavors {
+		if f.GPUsPerNode.State == Unset {
+			f.GPUsPerNode = Int{Value: DefaultGPUsPerNode, State: Defaulted, Pos: f.Pos, Path: f.GPUsPerNode.Path}
+		}
 		if f.Resource.State == Unset {
 			f.Resource = Str{Value: DefaultResource, State: Defaulted, Pos: f.Pos, Path: f.Resource.Path}
 		}

@@ -9,7 +9,7 @@ import (
 
 // departmentKeys are the keys of a [departments.NAME] table: a quota per
 // flavor, as for a team, and the department's share of idle GPUs.
-var departmentKeys = append([]string{"weight", "flavors"}, quotaKeys...)
+var departmentKeys = append(append([]string{"weight", "flavors"}, quotaKeys...), stewardshipKeys...)
 
 // Department is a [departments.NAME] table: a share of the pool that its
 // teams (those naming it in department) divide among themselves.
@@ -26,6 +26,7 @@ type Department struct {
 	// ByFlavor is the department's quota per known flavor, the shorthand
 	// resolved, as for a team.
 	ByFlavor map[string]*Quota
+	Stewardship
 }
 
 // Department returns the named department, or nil.
@@ -41,6 +42,7 @@ func (d *decoder) department(name string, v *load.Value) *Department {
 	dept := &Department{Name: name, Pos: v.KeyPos, Path: path}
 	d.unknown(v.Table, path, departmentKeys)
 	dept.Weight = d.int(v.Table.Get("weight"), path.Child("weight"))
+	dept.Stewardship = d.stewardship(v.Table, path)
 	dept.Shorthand, dept.Flavors = d.quotas(v, path)
 	return dept
 }

@@ -25,15 +25,24 @@ const (
 )
 
 // Pos is a 1-based line and column; the zero Pos means "no position".
+// File is set for a position in a file the agreement includes (include =
+// [...]), and names it as diagnostics do; "" is the agreement's own file.
+// A position so carries its file through every step, and a Reporter puts
+// a diagnostic in the file its position is in.
 type Pos struct {
 	Line, Column int
+	File         string
 }
 
 // IsZero reports whether the position is unknown.
 func (p Pos) IsZero() bool { return p.Line == 0 }
 
-// Before reports whether p comes before q in the file.
+// Before reports whether p comes before q: in the agreement's own file
+// before any included one, then by file name, then by line and column.
 func (p Pos) Before(q Pos) bool {
+	if p.File != q.File {
+		return p.File < q.File
+	}
 	return p.Line < q.Line || p.Line == q.Line && p.Column < q.Column
 }
 
@@ -194,8 +203,12 @@ func (r *Reporter) Suggest(toml string) {
 }
 
 func (r *Reporter) add(sev Severity, typ field.ErrorType, pos Pos, path *field.Path, format string, args ...any) {
+	file := r.File
+	if pos.File != "" {
+		file, pos.File = pos.File, ""
+	}
 	r.List = append(r.List, Diagnostic{
-		Severity: sev, Type: typ, File: r.File, Pos: pos, Path: path,
+		Severity: sev, Type: typ, File: file, Pos: pos, Path: path,
 		Message: fmt.Sprintf(format, args...),
 	})
 }

@@ -99,6 +99,22 @@ func markdownSummary(r *Report) []string {
 		c := rw.cells
 		add("| %s | %s | %s | %s | %s | %s |\n", opWord(rw.op), cell(c[1]), cell(c[2]), emph(rw.op, c[3]), emph(rw.op, c[4]), emph(rw.op, c[5]))
 	}
+	if len(r.Summary.NodeLoss) > 0 {
+		add("\n**If one node is lost:**\n")
+		for _, n := range r.Summary.NodeLoss {
+			add("- %s\n", cell(n.String()))
+		}
+	}
+	if len(r.Summary.Approvals) > 0 {
+		add("\n#### Approvals needed\n\n| Part | Owners | Why |\n|---|---|---|\n")
+		for _, a := range r.Summary.Approvals {
+			who := "_no owners named_"
+			if len(a.Owners) > 0 {
+				who = cell(strings.Join(a.Owners, " "))
+			}
+			add("| %s | %s | %s |\n", cell(a.Part), who, cell(strings.Join(a.Why, "; ")))
+		}
+	}
 	add("\n")
 	for _, f := range r.Summary.Flavors {
 		if c := guaranteeChart(r.Summary, f.Name); c != "" {
@@ -169,6 +185,9 @@ func attentionMarkdown(s Summary) string {
 			field = " " + code(f)
 		}
 		fmt.Fprintf(&b, "> - Changed warning: %s%s: %s\n", code(w.New.Position()), field, cell(w.Message()))
+	}
+	for _, r := range s.ReviewsDue {
+		fmt.Fprintf(&b, "> - Review overdue: %s\n", cell(r))
 	}
 	b.WriteString("\n")
 	return b.String()

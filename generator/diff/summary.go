@@ -91,6 +91,16 @@ type Summary struct {
 	// Prune=false,Delete=false or Prune=confirm) of removed Namespaces that
 	// have them: what Argo CD will and will not delete.
 	NamespaceSyncOptions map[string]string `json:"namespaceSyncOptions,omitempty"`
+	// Approvals names whose approval the change needs, by rule (see
+	// Approval), the pool first, then departments and teams by name.
+	Approvals []Approval `json:"approvals"`
+	// NodeLoss says, per flavor of the new side, what losing one node
+	// (gpus_per_node GPUs) would break.
+	NodeLoss []NodeLoss `json:"nodeLoss,omitempty"`
+	// ReviewsDue says which parts of the new side are past their
+	// review_by, one line each; the caller fills it (SetReviewsDue), as
+	// only it knows today's date. Absent when none is.
+	ReviewsDue []string `json:"reviewsDue,omitempty"`
 }
 
 // Warning is a validation warning of the new side.
@@ -262,6 +272,8 @@ func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic
 	s.Moves = moves(old, new)
 	s.Windows = compareWindows(old, new)
 	s.Priorities = comparePriorities(old, new)
+	s.Approvals = approvals(old, new, s)
+	s.NodeLoss = nodeLoss(new)
 	for _, t := range s.Teams {
 		for _, q := range t.Quotas {
 			o, n := deref(q.Guaranteed.Old), deref(q.Guaranteed.New)

@@ -64,6 +64,13 @@ func (p *textPrinter) report(r *Report) {
 		p.table([]string{"", "PRIORITY", "VALUE", "PREEMPTIBLE", "MAY BORROW (KUEUE)", "MAY BORROW (KAI)", "KAI PRIORITYCLASS"}, priorityRows(r.Summary))
 	}
 	p.attention(r.Summary)
+	if len(r.Summary.Approvals) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Approvals needed")
+		for _, a := range r.Summary.Approvals {
+			p.line(sgrCyan, "  "+a.String())
+		}
+	}
 
 	p.line("", "")
 	p.line(sgrBold, "Objects: "+r.Counts.String())
@@ -139,6 +146,9 @@ func (p *textPrinter) attention(s Summary) {
 	}
 	for _, w := range s.ChangedWarnings {
 		p.line(sgrYellow, "  ! changed warning: "+w.Text())
+	}
+	for _, r := range s.ReviewsDue {
+		p.line(sgrYellow, "  ! review overdue: "+r)
 	}
 }
 
@@ -273,7 +283,7 @@ func diffLineColor(l string) string {
 }
 
 func (s Summary) needsAttention() bool {
-	return len(s.Losses)+len(s.NewWarnings)+len(s.ChangedWarnings)+len(s.RemovedNamespaces) > 0
+	return len(s.Losses)+len(s.NewWarnings)+len(s.ChangedWarnings)+len(s.RemovedNamespaces)+len(s.ReviewsDue) > 0
 }
 
 // namespaceRemoval says what Argo CD will do with a Namespace the agreement

@@ -111,6 +111,21 @@ func (f *Fields) SortedKeys() []string {
 	return keys
 }
 
+// NewTable returns an empty table whose key and value are at pos: for a
+// table that merging files creates, such as [teams] when only an included
+// file has teams.
+func NewTable(pos Pos) *Value { return newTable(pos) }
+
+// Add sets key to v unless the table already has key; it reports whether
+// it did. Merging included files into an agreement adds their tables so.
+func (f *Fields) Add(key string, v *Value) bool {
+	if f.Get(key) != nil {
+		return false
+	}
+	f.set(key, v)
+	return true
+}
+
 func newTable(pos Pos) *Value {
 	return &Value{Kind: Table, KeyPos: pos, Pos: pos, Table: &Fields{Values: map[string]*Value{}}}
 }

@@ -16,7 +16,8 @@ import (
 // report in the same run as the agreement's own rules; a value that failed
 // to decode is its zero value there, and such a plan is never rendered.
 func Build(a *agreement.Agreement) *Agreement {
-	out := &Agreement{File: a.File, Name: a.Name.Value, NameOrigin: origin(a.Name.Pos, a.Name.Path)}
+	out := &Agreement{File: a.File, Name: a.Name.Value, NameOrigin: origin(a.Name.Pos, a.Name.Path),
+		Stewardship: buildStewardship(a.Stewardship, diag.Pos{})}
 	// A key that failed to decode is left out, as if absent: its error is
 	// reported, and such a plan is never rendered.
 	if a.Backend.IsSet() {
@@ -27,7 +28,7 @@ func Build(a *agreement.Agreement) *Agreement {
 		}
 	}
 	for _, f := range a.Flavors {
-		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, Origin: origin(f.Pos, f.Path),
+		pf := Flavor{Name: f.Name, Resource: f.Resource.Value, Capacity: f.Capacity.Value, GPUsPerNode: f.GPUsPerNode.Value, Origin: origin(f.Pos, f.Path),
 			ResourceOrigin: origin(f.Resource.Pos, f.Resource.Path), CapacityOrigin: origin(f.Capacity.Pos, f.Capacity.Path)}
 		if len(f.NodeLabels) > 0 {
 			pf.NodeLabels = map[string]string{}
@@ -61,7 +62,7 @@ func Build(a *agreement.Agreement) *Agreement {
 	})
 
 	for _, t := range a.Teams {
-		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1, Origin: origin(t.Pos, t.Path)}
+		pt := Team{Name: t.Name, Reclaim: ReclaimPreempt, Weight: 1, Origin: origin(t.Pos, t.Path), Stewardship: buildStewardship(t.Stewardship, t.Pos)}
 		if t.Reclaim.IsSet() {
 			pt.Reclaim = ReclaimPolicy(t.Reclaim.Value)
 			pt.ReclaimOrigin = origin(t.Reclaim.Pos, t.Reclaim.Path)

@@ -19,6 +19,7 @@ type Department struct {
 	Teams        []string
 	Origin       diag.Origin // the department's table
 	WeightOrigin diag.Origin // zero when the department does not write it
+	Stewardship
 }
 
 // Quota returns the department's quota for a flavor; the zero Quota when
@@ -60,7 +61,8 @@ func (a *Agreement) Surplus(d *Department, flavor string) int64 {
 func buildDepartments(a *agreement.Agreement, p *Agreement) []Department {
 	var out []Department
 	for _, d := range a.Departments {
-		pd := Department{Name: d.Name, Weight: 1, Origin: origin(d.Pos, d.Path), Quotas: quotas(p.Flavors, d.ByFlavor)}
+		pd := Department{Name: d.Name, Weight: 1, Origin: origin(d.Pos, d.Path), Quotas: quotas(p.Flavors, d.ByFlavor),
+			Stewardship: buildStewardship(d.Stewardship, d.Pos)}
 		if d.Weight.IsSet() {
 			pd.Weight = d.Weight.Value
 			pd.WeightOrigin = origin(d.Weight.Pos, d.Weight.Path)

@@ -47,6 +47,12 @@ type Agreement struct {
 	// Source is the agreement's bytes, for the family that ships the
 	// agreement itself (the windows controller's ConfigMap).
 	Source []byte
+	// Stewardship is the pool's: its owners answer for the flavors and
+	// the pool itself.
+	Stewardship
+	// Includes are the files the agreement includes, as diagnostics name
+	// them, in the order read; empty for an agreement in one file.
+	Includes []string
 }
 
 // BackendKey is the backend key as written: its names in the file's order
@@ -60,9 +66,12 @@ type BackendKey struct {
 
 // Flavor is one kind of GPU and how many of it the cluster has.
 type Flavor struct {
-	Name        string
-	Resource    string // e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb
-	Capacity    int64
+	Name     string
+	Resource string // e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb
+	Capacity int64
+	// GPUsPerNode is one node's count of the flavor's resource (default
+	// 8): what "if one node is lost" takes away.
+	GPUsPerNode int64
 	NodeLabels  map[string]string
 	Tolerations []Toleration
 	Origin      diag.Origin // the flavor's table
@@ -114,6 +123,7 @@ type Team struct {
 	// Windows are the team's lending windows, in the file's order; empty
 	// for most teams.
 	Windows []Window
+	Stewardship
 }
 
 // Quota is a team's share of one flavor.

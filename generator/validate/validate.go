@@ -43,6 +43,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.monitoring()
 	v.components()
 	v.clusters()
+	v.owners()
 	v.r.List.Sort()
 	return v.r.List
 }
@@ -136,6 +137,10 @@ func (v *validator) flavors() {
 			v.errorf(field.ErrorTypeInvalid, f.Capacity.Pos, f.Capacity.Path, "must be positive, got %d", f.Capacity.Value)
 		}
 		v.count(f.Capacity)
+		if f.GPUsPerNode.IsSet() && f.GPUsPerNode.Value <= 0 {
+			v.errorf(field.ErrorTypeInvalid, f.GPUsPerNode.Pos, f.GPUsPerNode.Path, "must be positive, got %d", f.GPUsPerNode.Value)
+		}
+		v.count(f.GPUsPerNode)
 		// Kueue rejects a ResourceFlavor with a topologyName and no node
 		// labels ("at least one nodeLabel is required when topology is
 		// set"): topology-aware scheduling finds the flavor's nodes by them.

@@ -315,7 +315,57 @@ func TestKustomizeImageRunsReadOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "tenancy.toml"), agreement, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rl := []byte(`apiVersion: config.kubernetes.io/v1
+	rl := generatorList
+	got := bwrap(t, root, s, []string{"--ro-bind", work, "/work"}, rl)
+	want := hostRun(t, rl, work, "kustomize")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("KRM function in the image (-host,+image):\n%s", diff)
+	}
+	if !bytes.Contains(got, []byte("kind: ClusterQueue")) {
+		t.Errorf("the function's output has no ClusterQueue:\n%.400s", got)
+	}
+}
+
+// TestImagesReadSplitAgreements: both images read an agreement split into
+// files (examples/split, include = ["departments/*.toml"]) from a read-only
+// mount exactly as the binary on the host does: the plugin's generate in
+// the Application's directory, the KRM function from spec.file in /work.
+func TestImagesReadSplitAgreements(t *testing.T) {
+	split, err := filepath.Abs(filepath.Join(repoRoot, "examples", "split"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hostRun(t, nil, repoRoot, "render", "examples/departments/tenancy.toml")
+
+	s := spec(t, "tenancy-argocd")
+	img, err := Image(built, s, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := rootfs(t, img)
+	got := bwrap(t, root, s, []string{"--ro-bind", split, "/tmp", "--chdir", "/tmp"}, nil, "argocd", "generate")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("argocd generate of examples/split in the image differs from the one-file agreement (-want,+got):\n%s", diff)
+	}
+
+	s = spec(t, "tenancy-kustomize")
+	if img, err = Image(built, s, "test"); err != nil {
+		t.Fatal(err)
+	}
+	root, _ = rootfs(t, img)
+	rl := generatorList
+	got = bwrap(t, root, s, []string{"--ro-bind", split, "/work"}, rl)
+	if diff := cmp.Diff(string(hostRun(t, rl, split, "kustomize")), string(got)); diff != "" {
+		t.Errorf("KRM function in the image (-host,+image):\n%s", diff)
+	}
+	if !bytes.Contains(got, []byte("name: genomics")) {
+		t.Errorf("the function's output has no team of an included file:\n%.400s", got)
+	}
+}
+
+// generatorList is the ResourceList kustomize hands the function: a
+// TenancyGenerator reading tenancy.toml from its working directory.
+var generatorList = []byte(`apiVersion: config.kubernetes.io/v1
 kind: ResourceList
 items: []
 functionConfig:
@@ -326,12 +376,3 @@ functionConfig:
   spec:
     file: tenancy.toml
 `)
-	got := bwrap(t, root, s, []string{"--ro-bind", work, "/work"}, rl)
-	want := hostRun(t, rl, work, "kustomize")
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("KRM function in the image (-host,+image):\n%s", diff)
-	}
-	if !bytes.Contains(got, []byte("kind: ClusterQueue")) {
-		t.Errorf("the function's output has no ClusterQueue:\n%.400s", got)
-	}
-}

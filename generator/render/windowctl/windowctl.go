@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,8 +69,9 @@ type Renderer struct {
 // borrow (the team Queue's limit = guaranteed + borrow).
 func (r Renderer) Check(p *plan.Agreement) diag.List {
 	rep := &diag.Reporter{File: p.File}
+	splitWindows(rep, p)
 	if r.Backend != gpu.KAI {
-		return nil
+		return rep.List
 	}
 	for i := range p.Teams {
 		t := &p.Teams[i]
@@ -92,6 +94,21 @@ func (r Renderer) Check(p *plan.Agreement) diag.List {
 		}
 	}
 	return rep.List
+}
+
+// splitWindows refuses lending windows in an agreement split into files
+// (include): the controller reads the agreement from one ConfigMap key, and
+// the files it includes would not be there.
+func splitWindows(rep *diag.Reporter, p *plan.Agreement) {
+	if len(p.Includes) == 0 {
+		return
+	}
+	for i := range p.Teams {
+		if w := p.Teams[i].Windows; len(w) > 0 {
+			rep.Errorf(field.ErrorTypeForbidden, w[0].Origin.Pos, w[0].Origin.Path,
+				"lending windows need the agreement in one file: the windows controller reads the agreement from one ConfigMap key, without the files it includes (%s); move the team back into the agreement and drop include, or drop the window", strings.Join(p.Includes, ", "))
+		}
+	}
 }
 
 // Queues are the scheduler objects the controller patches: the queues of
