@@ -21,6 +21,7 @@ var kaiRules = []string{
 
 // kaiQueue is a Queue of the rendered tree, in GPUs.
 type kaiQueue struct {
+	name                 string
 	quota, limit, weight float64
 	team                 int // the team's index in the plan; -1 for a parent queue
 	children             []*kaiQueue
@@ -40,7 +41,7 @@ func kaiTree(p, at *plan.Agreement) *kaiQueue {
 		if p.Teams[i].Department == "" && w.NeverLends() {
 			limit = w.Guaranteed
 		}
-		return &kaiQueue{quota: float64(s.Guaranteed), limit: float64(limit), weight: float64(p.Teams[i].Weight), team: i}
+		return &kaiQueue{name: p.Teams[i].Name, quota: float64(s.Guaranteed), limit: float64(limit), weight: float64(p.Teams[i].Weight), team: i}
 	}
 	for i := range p.Teams {
 		t := &p.Teams[i]
@@ -59,7 +60,7 @@ func kaiTree(p, at *plan.Agreement) *kaiQueue {
 	for i := range p.Departments {
 		d := &p.Departments[i]
 		s := gpu.DepartmentSum(p, d, gpu.InGPUs, nil)
-		dq := &kaiQueue{quota: float64(s.Guaranteed), limit: float64(s.MostUsable()), weight: float64(d.Weight), team: -1}
+		dq := &kaiQueue{name: d.Name, quota: float64(s.Guaranteed), limit: float64(s.MostUsable()), weight: float64(d.Weight), team: -1}
 		for j := range p.Teams {
 			if p.Teams[j].Department == d.Name {
 				dq.children = append(dq.children, leaf(j))
@@ -68,12 +69,12 @@ func kaiTree(p, at *plan.Agreement) *kaiQueue {
 		shared = append(shared, dq)
 		sharedQuota += dq.quota
 	}
-	root := &kaiQueue{quota: sharedQuota + reservedQuota, limit: capacity, weight: 1, team: -1}
+	root := &kaiQueue{name: p.Name, quota: sharedQuota + reservedQuota, limit: capacity, weight: 1, team: -1}
 	if len(shared) > 0 {
-		root.children = append(root.children, &kaiQueue{quota: sharedQuota, limit: capacity - reservedQuota, weight: 1, team: -1, children: shared})
+		root.children = append(root.children, &kaiQueue{name: p.Name + "-shared", quota: sharedQuota, limit: capacity - reservedQuota, weight: 1, team: -1, children: shared})
 	}
 	if len(reserved) > 0 {
-		root.children = append(root.children, &kaiQueue{quota: reservedQuota, limit: reservedQuota, weight: 0, team: -1, children: reserved})
+		root.children = append(root.children, &kaiQueue{name: p.Name + "-reserved", quota: reservedQuota, limit: reservedQuota, weight: 0, team: -1, children: reserved})
 	}
 	return root
 }
