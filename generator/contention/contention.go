@@ -92,9 +92,10 @@ type Report struct {
 	// Busy is the busy set, teams sorted by name; empty without one.
 	Busy    []string `json:"busy,omitempty"`
 	Flavors []Flavor `json:"flavors"`
-	// Rules says, in words and with the scheduler's source, how the
-	// backend divides what is left to borrow.
-	Rules []string `json:"rules"`
+	// Rules says, in words and with the scheduler's source (file:line
+	// under Source), how the backend divides what is left to borrow.
+	Rules  []string `json:"rules"`
+	Source string   `json:"source"`
 }
 
 // ErrUnknownTeam is returned for a busy name that is neither a team nor a
@@ -133,8 +134,10 @@ func Compute(p *plan.Agreement, b gpu.Backend, q Query) (*Report, error) {
 	}
 	if b == gpu.KAI {
 		r.Flavors, r.Rules = kaiReport(p, at, withBusy)
+		r.Source = kaiSource
 	} else {
 		r.Flavors, r.Rules = kueueReport(at, withBusy)
+		r.Source = kueueSource
 	}
 	return r, nil
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
+// kaiSource is where the files kaiRules cite are.
+const kaiSource = "KAI Scheduler v0.17.0, pkg/scheduler/plugins/proportion/"
+
 // kaiRules are KAI's rules as this file computes them, each with the source
 // it rests on (KAI Scheduler v0.17.0, pkg/scheduler/plugins/proportion/).
 var kaiRules = []string{

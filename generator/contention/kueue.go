@@ -4,6 +4,9 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
+// kueueSource is where the files kueueRules cite are.
+const kueueSource = "sigs.k8s.io/kueue v0.17.0, pkg/"
+
 // kueueRules are Kueue's rules as this file computes them, each with the
 // source it rests on (sigs.k8s.io/kueue v0.17.0, pkg/).
 var kueueRules = []string{
