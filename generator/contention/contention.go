@@ -146,15 +146,24 @@ func Compute(p *plan.Agreement, b gpu.Backend, q Query) (*Report, error) {
 // department by all its teams.
 func busySet(p *plan.Agreement, names []string) ([]bool, error) {
 	busy := make([]bool, len(p.Teams))
+	named := make(map[string]bool, len(names))
+	for _, n := range names {
+		named[n] = true
+	}
+	known := map[string]bool{}
+	for i := range p.Teams {
+		t := &p.Teams[i]
+		if named[t.Name] || (t.Department != "" && named[t.Department]) {
+			busy[i] = true
+		}
+		known[t.Name] = true
+	}
+	for i := range p.Departments {
+		known[p.Departments[i].Name] = true
+	}
 	var unknown []string
 	for _, n := range names {
-		found := false
-		for i := range p.Teams {
-			if p.Teams[i].Name == n || (p.Teams[i].Department != "" && p.Teams[i].Department == n) {
-				busy[i], found = true, true
-			}
-		}
-		if !found && p.Department(n) == nil {
+		if !known[n] && !slices.Contains(unknown, n) {
 			unknown = append(unknown, n)
 		}
 	}
