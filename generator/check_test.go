@@ -64,6 +64,9 @@ func verdict(t *testing.T, warnings []generator.Diagnostic, err error) (failed b
 	switch {
 	case errors.As(err, &ae):
 		failed, warnings = true, ae.Diagnostics
+	case errors.Is(err, generator.ErrOptions):
+		// A fleet's manager asked of KAI: refused alike, as a usage error.
+		return true, []string{"usage: " + err.Error()}
 	case err != nil:
 		t.Fatalf("not an *AgreementError: %v", err)
 	}
@@ -87,12 +90,16 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 			t.Errorf("wantDiagnostics names %s, which is not a fixture", path)
 		}
 	}
+	parts := map[string]examples.Part{}
 	for path, src := range agreements {
+		parts = examples.AddParts(t, parts, path, src)
+	}
+	for path, part := range parts {
 		for name, opts := range checkOptions {
 			t.Run(path+"/"+name, func(t *testing.T) {
-				_, cw, cerr := generator.Check(src, opts)
+				_, cw, cerr := generator.Check(part.Source, part.Options(opts))
 				checkFailed, checkDiags := verdict(t, cw, cerr)
-				res, rerr := generator.Render(src, opts)
+				res, rerr := generator.Render(part.Source, part.Options(opts))
 				var rw []generator.Diagnostic
 				if res != nil {
 					rw = res.Warnings

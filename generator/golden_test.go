@@ -281,3 +281,39 @@ func keyLines(lines []string) []string {
 	}
 	return out
 }
+
+// fleetRenderings are the parts of examples/fleet with golden files: the
+// manager in both Kueue APIs and a worker for each backend.
+var fleetRenderings = map[string]generator.Options{
+	"hub.kueue-v1beta2.yaml":  {Cluster: "hub", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
+	"hub.kueue-v1beta1.yaml":  {Cluster: "hub", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1},
+	"east.kueue-v1beta2.yaml": {Cluster: "east", Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
+	"west.kai.yaml":           {Cluster: "west", Backend: generator.KAI},
+}
+
+// TestGoldenFleet renders the parts of the fleet example, and the list of
+// parts, against their golden files, and each part again from the file
+// with its tables reversed (TestDeterministic's reordering).
+func TestGoldenFleet(t *testing.T) {
+	src := readGoldenExample(t, "examples/fleet/tenancy.toml")
+	parts, err := generator.Parts(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"hub", "east", "west"}, parts); diff != "" {
+		t.Errorf("Parts (-want,+got):\n%s", diff)
+	}
+	reordered := src
+	reordered.Data = reverseTables(t, src.Data)
+	for file, opts := range fleetRenderings {
+		t.Run(file, func(t *testing.T) {
+			res := renderExample(t, src, opts)
+			golden(t, "fleet", file, res.Manifests)
+			// The workers' order in the file changes nothing either.
+			if other := renderExample(t, reordered, opts); !bytes.Equal(res.Manifests, other.Manifests) {
+				t.Errorf("reordering the tables of the file changes the rendering (-file order,+reversed):\n%s",
+					cmp.Diff(string(res.Manifests), string(other.Manifests)))
+			}
+		})
+	}
+}

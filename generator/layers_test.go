@@ -10,7 +10,7 @@ import (
 // families are the packages that keep render.Family's contract. None
 // imports another: what two families share is the plan's, the contract
 // package's (render) or the vocabulary's (gpu).
-var families = []string{"render/guard", "render/kai", "render/kueue", "render/monitor", "render/namespaces", "render/windowctl"}
+var families = []string{"render/guard", "render/kai", "render/kueue", "render/monitor", "render/multikueue", "render/namespaces", "render/windowctl"}
 
 // layers lists every package under generator/ with the packages of the
 // module it must not import directly. A package missing from it fails
@@ -44,10 +44,13 @@ var layers = map[string][]string{
 	"render/monitor":      {"load", "agreement", "validate", "render/*"},
 	"render/namespaces":   {"load", "agreement", "validate", "render/*"},
 	"render/windowctl":    {"load", "agreement", "validate", "render/*"},
-	"synthetic":           {"load", "agreement", "validate", "plan", "render", "render/*"},
-	"validate":            {"render", "render/*", "load", "plan", "encode", "gpu"},
-	"windows":             {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
-	"schedule":            {"load", "agreement", "validate", "render", "render/*", "chargeback"},
+	"render/multikueue":   {"load", "agreement", "validate", "render/*"},
+	// Kueue's API versions, for the families that render Kueue objects.
+	"kueueapi":  {"load", "agreement", "validate", "plan", "render", "render/*"},
+	"synthetic": {"load", "agreement", "validate", "plan", "render", "render/*"},
+	"validate":  {"render", "render/*", "load", "plan", "encode", "gpu"},
+	"windows":   {"load", "agreement", "validate", "plan", "render", "render/*", "gpu", "chargeback", "schedule"},
+	"schedule":  {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 }
 
 // steps are the pipeline's steps and families, which only the facade wires:

@@ -18,9 +18,9 @@ import (
 // shipped ones, the golden-only ones, the end-to-end suites' and the
 // windows agreement, so that every family and every kind is in at least one
 // of them.
-func orderCorpus(t *testing.T) map[string]generator.Source {
+func orderCorpus(t *testing.T) map[string]examples.Part {
 	t.Helper()
-	out := examples.Sources(t)
+	out := examples.Parts(t)
 	root := examples.Root(t)
 	paths, err := filepath.Glob(filepath.Join(root, "test", "e2e", "testdata", "*.toml"))
 	if err != nil || len(paths) == 0 {
@@ -34,9 +34,9 @@ func orderCorpus(t *testing.T) map[string]generator.Source {
 		}
 		rel, _ := filepath.Rel(root, p)
 		src.Path = filepath.ToSlash(rel)
-		out[src.Path] = src
+		out = examples.AddParts(t, out, src.Path, src)
 	}
-	out["windowstest"] = generator.Source{Path: "windowstest.toml", Data: []byte(windowstest.Agreement)}
+	out["windowstest"] = examples.Part{Source: generator.Source{Path: "windowstest.toml", Data: []byte(windowstest.Agreement)}}
 	return out
 }
 
@@ -51,9 +51,9 @@ func TestStreamOrderAppliesInOnePass(t *testing.T) {
 	// The kinds a Deployment of the stream depends on.
 	before := map[string]bool{"ServiceAccount": true, "ConfigMap": true, "Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true}
 	renders := 0
-	for name, src := range orderCorpus(t) {
+	for name, part := range orderCorpus(t) {
 		for _, opts := range []generator.Options{{}, {KueueAPI: generator.KueueV1beta1}, {Backend: generator.KAI}} {
-			res, err := generator.Render(src, opts)
+			res, err := generator.Render(part.Source, part.Options(opts))
 			if err != nil {
 				continue // refused renders (KAI and several flavors) have no stream
 			}
@@ -116,9 +116,9 @@ var kindInSource = regexp.MustCompile(`(?:Kind:\s*|typeMeta\()"([A-Z][A-Za-z]*)"
 // agreement that renders it exists.
 func TestEveryRenderedKindIsRanked(t *testing.T) {
 	kinds := map[string]string{}
-	for name, src := range orderCorpus(t) {
+	for name, part := range orderCorpus(t) {
 		for _, opts := range []generator.Options{{}, {Backend: generator.KAI}} {
-			if res, err := generator.Render(src, opts); err == nil {
+			if res, err := generator.Render(part.Source, part.Options(opts)); err == nil {
 				for _, o := range res.Objects {
 					kinds[o.Kind()] = name
 				}

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,6 +17,7 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/render/kai"
 	"github.com/tenancy-dev/tenancy/generator/render/kueue"
 	"github.com/tenancy-dev/tenancy/generator/render/monitor"
+	"github.com/tenancy-dev/tenancy/generator/render/multikueue"
 	"github.com/tenancy-dev/tenancy/generator/render/namespaces"
 	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
 	"github.com/tenancy-dev/tenancy/generator/validate"
@@ -37,7 +39,7 @@ func families(opts Options) []render.Family {
 	case KAI:
 		return []render.Family{kai.Renderer{}, namespacesFamily(gpu.KAI), guard.Renderer{Backend: gpu.KAI}, monitor.Renderer{Backend: gpu.KAI}, windowctl.Renderer{Backend: gpu.KAI}}
 	default:
-		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespacesFamily(gpu.Kueue), guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}, windowctl.Renderer{Backend: gpu.Kueue, KueueAPI: opts.KueueAPI}}
+		return []render.Family{kueue.Renderer{APIVersion: opts.KueueAPI}, namespacesFamily(gpu.Kueue), guard.Renderer{Backend: gpu.Kueue}, monitor.Renderer{Backend: gpu.Kueue}, windowctl.Renderer{Backend: gpu.Kueue, KueueAPI: opts.KueueAPI}, multikueue.Family{APIVersion: opts.KueueAPI}}
 	}
 }
 
@@ -63,38 +65,65 @@ func check(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 
 // checkAll checks the backend opts or the agreement names first, then each
 // other backend the agreement names (when opts names none), each by a whole
-// build, and merges what they say.
+// build, and merges what they say. On a fleet without opts.Cluster it does
+// so for every part (Parts), the manager for Kueue only (KAI has no
+// multi-cluster dispatch), and returns the whole agreement's plan.
 func checkAll(src Source, opts Options) (*plan.Agreement, []Diagnostic, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
 		return nil, nil, err
 	}
-	b := build(src, opts)
-	all := b.diags
-	if b.plan != nil {
-		seen := map[string]bool{}
-		for _, d := range all {
-			seen[diagKey(d)] = true
+	clusters, fleet := []string{opts.Cluster}, false
+	if opts.Cluster == "" {
+		if names, err := parts(src); err == nil && len(names) > 0 {
+			clusters, fleet = names, true
+		}
+	}
+	var all diag.List
+	seen := map[string]bool{}
+	add := func(diags diag.List) {
+		for _, d := range diags {
+			if k := diagKey(d); !seen[k] {
+				seen[k] = true
+				all = append(all, d)
+			}
+		}
+	}
+	var whole *plan.Agreement
+	for i, cluster := range clusters {
+		o := opts
+		o.Cluster = cluster
+		b := build(src, o)
+		if b.err != nil && !(fleet && errors.Is(b.err, errKAIManager)) {
+			return nil, nil, b.err
+		}
+		add(b.diags)
+		if i == 0 {
+			whole = b.plan
+			if fleet && b.whole != nil {
+				whole = b.whole
+			}
+		}
+		if b.plan == nil {
+			break
 		}
 		for _, backend := range opts.Backends(b.plan) {
-			if backend == b.opts.Backend {
+			if backend == b.opts.Backend || (backend == KAI && b.plan.IsManager()) {
 				continue
 			}
-			o := opts
 			o.Backend = backend
-			for _, d := range build(src, o).diags {
-				if k := diagKey(d); !seen[k] {
-					seen[k] = true
-					all = append(all, d)
-				}
+			other := build(src, o)
+			if other.err != nil {
+				return nil, nil, other.err
 			}
+			add(other.diags)
 		}
-		all.Sort()
 	}
+	all.Sort()
 	if len(all.Errors()) > 0 {
 		return nil, nil, &AgreementError{Diagnostics: all}
 	}
-	return b.plan, all.Warnings(), nil
+	return whole, all.Warnings(), nil
 }
 
 // diagKey tells two diagnostics apart: the same problem said by two
@@ -104,38 +133,52 @@ func diagKey(d Diagnostic) string {
 }
 
 // checkSource loads, decodes, validates and plans an agreement, resolves the
-// backend (opts' or the agreement's, checkBackendKey), and runs that
-// backend's families' checks on the plan. The families' checks run even when
-// the agreement's own rules found errors, and even when the backend asked
-// for is refused, so one run reports everything. It returns the plan (nil
-// when the file did not load), the options resolved against it, and every
-// diagnostic, sorted.
-func checkSource(src Source, opts Options) (*plan.Agreement, Options, diag.List) {
+// backend (opts' or the agreement's, checkBackendKey), chooses the part of a
+// fleet opts.Cluster names (choosePart), and runs that backend's families'
+// checks on the part's plan. The families' checks run even when the
+// agreement's own rules found errors, and even when the backend asked for is
+// refused, so one run reports everything. It returns the part's plan (the
+// agreement's, without a fleet; nil when the file did not load), the whole
+// agreement's plan, the options resolved against it, every diagnostic,
+// sorted, and an error wrapping ErrOptions when opts.Cluster names no part
+// of the agreement.
+func checkSource(src Source, opts Options) (part, whole *plan.Agreement, _ Options, _ diag.List, _ error) {
 	name := src.Path
 	if name == "" {
 		name = defaultName
 	}
 	if len(src.Data) > MaxAgreementSize {
-		return nil, opts, diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
-			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}
+		return nil, nil, opts, diag.List{{Severity: diag.Error, Type: field.ErrorTypeTooLong, File: name,
+			Message: fmt.Sprintf("file is %d bytes; agreements are limited to %d bytes (1 MiB)", len(src.Data), MaxAgreementSize)}}, nil
 	}
 	root, diags := load.Parse(name, src.Data)
 	if len(diags.Errors()) > 0 {
-		return nil, opts, diags
+		return nil, nil, opts, diags, nil
 	}
 	a, diags := agreement.Decode(name, root)
+	decoded := len(diags.Errors()) == 0
 	// Semantic checks run even after type errors, so one run reports
 	// everything; a field that failed to decode is simply Invalid.
 	diags = append(diags, validate.Validate(a)...)
 	p := plan.Build(a)
 	p.Source = src.Data
 	diags = append(diags, checkBackendKey(p, opts)...)
-	opts = opts.Resolve(p)
+	diags = append(diags, checkFleet(p)...)
+	opts = resolve(p, opts)
+	part, err := choosePart(p, opts)
+	switch {
+	case err != nil && decoded:
+		return nil, p, opts, diags, err
+	case err != nil:
+		// Which parts there are is unknown until the file decodes
+		// (Parts says so too): report what does not, on the whole plan.
+		part = p
+	}
 	for _, f := range families(opts) {
-		diags = append(diags, f.Check(p)...)
+		diags = append(diags, f.Check(part)...)
 	}
 	diags.Sort()
-	return p, opts, diags
+	return part, p, opts, diags, nil
 }
 
 // renderSource renders an agreement for opts. Each step runs once; check
@@ -146,20 +189,26 @@ func renderSource(src Source, opts Options) (*Result, error) {
 		return nil, err
 	}
 	b := build(src, opts)
+	if b.err != nil {
+		return nil, b.err
+	}
 	if len(b.diags.Errors()) > 0 {
 		return nil, &AgreementError{Diagnostics: b.diags}
 	}
 	return b.result, nil
 }
 
-// built is what build says of an agreement: the plan (nil when the file
-// did not load), the options resolved against it, every diagnostic
-// (sorted), and the result when nothing was an error.
+// built is what build says of an agreement: the plan of the part rendered
+// (nil when the file did not load) and the whole agreement's, the options
+// resolved against it, every diagnostic (sorted), the result when nothing
+// was an error, and err when the options name no part of the agreement.
 type built struct {
 	plan   *plan.Agreement
+	whole  *plan.Agreement
 	opts   Options
 	diags  diag.List
 	result *Result
+	err    error
 }
 
 // build renders an agreement: the checks (checkSource), then the resolved
@@ -167,9 +216,9 @@ type built struct {
 // every warning, so check (which runs build too) and render give one
 // verdict.
 func build(src Source, opts Options) built {
-	p, opts, diags := checkSource(src, opts)
-	b := built{plan: p, opts: opts, diags: diags}
-	if len(diags.Errors()) > 0 {
+	p, whole, opts, diags, err := checkSource(src, opts)
+	b := built{plan: p, whole: whole, opts: opts, diags: diags, err: err}
+	if err != nil || len(diags.Errors()) > 0 {
 		return b
 	}
 	b.result, b.diags = renderPlan(p, families(opts), diags.Warnings())
@@ -259,8 +308,20 @@ func teamOf(p *plan.Agreement, o render.Object) *plan.Team {
 	return nil
 }
 
-// parts lists an agreement's fleet parts (Parts). Until [clusters] is
-// decoded every agreement is a single cluster's.
+// parts lists an agreement's fleet parts (Parts): it loads and decodes the
+// agreement (what fails there is an *AgreementError) and plans it.
 func parts(src Source) ([]string, error) {
-	return nil, nil
+	name := src.Path
+	if name == "" {
+		name = defaultName
+	}
+	root, diags := load.Parse(name, src.Data)
+	if len(diags.Errors()) > 0 {
+		return nil, &AgreementError{Diagnostics: diags}
+	}
+	a, diags := agreement.Decode(name, root)
+	if len(diags.Errors()) > 0 {
+		return nil, &AgreementError{Diagnostics: diags}
+	}
+	return plan.Build(a).Parts(), nil
 }

@@ -86,7 +86,7 @@ guaranteed = 4
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, _, diags := checkSource(src, Options{})
+			p, _, _, diags, _ := checkSource(src, Options{})
 			if len(diags) > 0 {
 				t.Fatalf("checkSource: %v", diags)
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 func runCheck(e *env, args []string) int {
-	fs := newFlagSet(e, "check", "check [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]", `
+	fs := newFlagSet(e, "check", "check [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [--cluster NAME] [FILE]", `
 Check the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 exactly as render does, without writing manifests: an agreement check accepts
 renders, and one it refuses fails render with the same messages. Every
@@ -36,9 +36,15 @@ Examples:
   tenancy check --backend kai clusters/prod/tenancy.toml
   git show main:tenancy.toml | tenancy check -   # the agreement on main
   tenancy check --output github      # in a GitHub Actions step: annotations
-  tenancy check --output sarif > tenancy.sarif   # for upload-sarif`)
+  tenancy check --output sarif > tenancy.sarif   # for upload-sarif
+  tenancy check --cluster east examples/fleet/tenancy.toml   # one part of a fleet
+
+An agreement with [clusters] is a fleet: without --cluster, check checks
+every part (the manager for Kueue, the workers for every backend), as each
+cluster's render will be; with it, that part.`)
 	backend := fs.String("backend", "", "scheduler to check for: kueue or kai (default: every one the agreement's backend key names; kueue without it)")
 	kueueAPI := fs.String("kueue-api", "v1beta2", "Kueue API version: v1beta2 (Kueue >= 0.16) or v1beta1 (Kueue <= 0.15)")
+	cluster := fs.String("cluster", "", clusterUsage)
 	output := fs.String("output", "text", "text (on stderr), github (workflow commands on stdout) or sarif (SARIF 2.1.0 on stdout)")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -62,7 +68,7 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	_, diags, err := generator.CheckAll(src, opts)
+	_, diags, err := generator.CheckAll(src, withCluster(opts, *cluster))
 	if *output != "text" {
 		return writeCheckReport(e, *output, src, diags, err)
 	}

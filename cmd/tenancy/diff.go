@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ change of the key shows as the objects it replaces.
 One of OLD and NEW may be -, read from stdin and named <stdin>:
   git show main:tenancy.toml | tenancy diff - tenancy.toml
 
+An agreement with [clusters] on either side is a fleet: each part (the
+manager's and each worker's) is rendered on both sides and compared, so the
+output says what the change does in each cluster; --cluster NAME compares
+that part alone. A side without [clusters] stands for the other's manager.
+
 With --base, FILE (default ./tenancy.toml) is read at revision REV with
 git show; the new side is FILE at --head, or in the working tree when --head
 is not given. A file missing on one side means every object is added or
@@ -59,6 +65,7 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 	output := flags.String("output", "text", "output format: text, markdown or json")
 	exitCode := flags.Bool("exit-code", false, "exit 1 when anything changes, like git diff --exit-code")
 	noColor := flags.Bool("no-color", false, "never colour the text output")
+	cluster := flags.String("cluster", "", "compare only this part of a fleet agreement (one with [clusters]): its manager's name or a worker cluster's; without it, every part")
 	positional, code, ok := parseArgs(e, flags, args)
 	if !ok {
 		return code
@@ -118,6 +125,39 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		return exitDiffTrouble
 	}
 
+	color := !*noColor && colorWanted(e)
+	// A fleet agreement, on either side, is compared cluster by cluster.
+	oldParts, oldErr := sideParts(oldSide)
+	newParts, newErr := sideParts(newSide)
+	if oldErr != nil || newErr != nil {
+		unreadableSides(e, oldSide, newSide, oldParts, newParts, oldErr, newErr, opts)
+		return exitDiffTrouble
+	}
+	if *cluster != "" {
+		if oldParts == nil && newParts == nil {
+			return usageErr("--cluster %q: neither side has [clusters]; compare it without --cluster", *cluster)
+		}
+		if names, _ := diff.FleetParts(oldParts, newParts); !slices.Contains(names, *cluster) {
+			return usageErr("--cluster %q: neither side has that cluster; the parts are %s", *cluster, strings.Join(names, ", "))
+		}
+	}
+	if oldParts != nil || newParts != nil {
+		parts, ok := renderFleet(e, oldSide, newSide, oldParts, newParts, opts, *cluster)
+		if !ok {
+			return exitDiffTrouble
+		}
+		report, err := diff.CompareFleet(oldSide.label, newSide.label, parts)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+			return exitDiffTrouble
+		}
+		return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+			text:     func() []byte { return diff.FleetText(report, color) },
+			markdown: func() []byte { return diff.FleetMarkdown(report, 0) },
+			json:     func() ([]byte, error) { return diff.FleetJSON(report) },
+		})
+	}
+
 	// Both sides are rendered before either failure is reported, so one run
 	// shows every problem of both.
 	oldRes, oldOK := renderSide(e, oldSide, opts)
@@ -130,26 +170,42 @@ Exit status: 0 no changes (or changes without --exit-code), 1 changes with
 		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 		return exitDiffTrouble
 	}
+	return writeDiff(e, *output, report.Changed && *exitCode, diffFormats{
+		text:     func() []byte { return diff.Text(report, color) },
+		markdown: func() []byte { return diff.Markdown(report, 0) },
+		json:     func() ([]byte, error) { return diff.JSON(report) },
+	})
+}
 
+// diffFormats builds a report in each --output format.
+type diffFormats struct {
+	text, markdown func() []byte
+	json           func() ([]byte, error)
+}
+
+// writeDiff builds the output and writes it at once: an error building it
+// leaves stdout empty. changedExit says the run ends with status 1 (changes
+// and --exit-code).
+func writeDiff(e *env, output string, changedExit bool, formats diffFormats) int {
 	var out []byte
-	switch *output {
+	var err error
+	switch output {
 	case "text":
-		out = diff.Text(report, !*noColor && colorWanted(e))
+		out = formats.text()
 	case "markdown":
-		out = diff.Markdown(report, 0)
-	case "json":
-		if out, err = diff.JSON(report); err != nil {
-			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
-			return exitDiffTrouble
-		}
+		out = formats.markdown()
+	default:
+		out, err = formats.json()
 	}
-	// Everything is built before the one write: an error above leaves
-	// stdout empty.
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
+		return exitDiffTrouble
+	}
 	if _, err := e.stdout.Write(out); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy diff: write output: %v\n", err)
 		return exitDiffTrouble
 	}
-	if report.Changed && *exitCode {
+	if changedExit {
 		return exitFailure
 	}
 	return exitOK
@@ -202,14 +258,20 @@ func renderSide(e *env, s diffSide, opts generator.Options) (*generator.Result, 
 	if err == nil {
 		return res, true
 	}
+	sideFailed(e, s, err)
+	return nil, false
+}
+
+// sideFailed prints why a side did not render: every diagnostic and a line
+// naming the side, or the error.
+func sideFailed(e *env, s diffSide, err error) {
 	var ae *generator.AgreementError
 	if errors.As(err, &ae) {
 		printDiagnostics(e, ae.Diagnostics)
 		fmt.Fprintf(e.stderr, "tenancy diff: the %s side, %s, is invalid: %d error(s)\n", s.name, s.label, len(ae.Diagnostics.Errors()))
-		return nil, false
+		return
 	}
 	fmt.Fprintf(e.stderr, "tenancy diff: %s side, %s: %v\n", s.name, s.label, err)
-	return nil, false
 }
 
 // colorWanted follows the conventions of terminal tools: colour only on a

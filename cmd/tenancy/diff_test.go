@@ -430,3 +430,64 @@ func TestDiffColor(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffFleetBrokenSide: a fleet whose new side does not decode, or
+// splits a guarantee into shares that do not add up, is an error at its
+// line naming the side (and the cluster whose render refused it), with
+// nothing on stdout, as a single cluster's is.
+func TestDiffFleetBrokenSide(t *testing.T) {
+	old := readDiffCase(t, "fleet-share-moves", "old.toml")
+	for name, tc := range map[string]struct {
+		new  string
+		want []string
+	}{
+		"does not decode": {
+			new:  strings.Replace(old, "guaranteed = 16\n", "guaranteed = \"sixteen\"\n", 1),
+			want: []string{"new.toml:31:", "teams.training.guaranteed", "the new side, new.toml, is invalid"},
+		},
+		"shares that do not add up": {
+			new:  strings.Replace(old, "clusters = { east = 16 }", "clusters = { east = 12, west = 2 }", 1),
+			want: []string{"new.toml:34:", "teams.training.clusters", "the new side, new.toml (cluster hub), is invalid"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeDiffFiles(t, dir, map[string]string{"old.toml": old, "new.toml": tc.new})
+			stdout, stderr, code := runIn(dir, "diff", "old.toml", "new.toml")
+			if code != exitDiffTrouble || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and no stdout", code, stdout)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestDiffClusterUsage: --cluster naming no part of either side, or given
+// for agreements without [clusters], is a usage error; the KAI manager is
+// refused by the render, naming the workers.
+func TestDiffClusterUsage(t *testing.T) {
+	fleet := readDiffCase(t, "fleet-share-moves", "old.toml")
+	single := readDiffCase(t, "team-gains-gpus", "old.toml")
+	for name, tc := range map[string]struct {
+		old, new string
+		args     []string
+		want     string
+	}{
+		"no such cluster":        {fleet, fleet, []string{"--cluster", "north"}, `--cluster "north": neither side has that cluster; the parts are hub, east, west`},
+		"no fleet":               {single, single, []string{"--cluster", "east"}, `--cluster "east": neither side has [clusters]`},
+		"the manager, under KAI": {fleet, fleet, []string{"--cluster", "hub", "--backend", "kai"}, "render the workers (east, west) for KAI"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeDiffFiles(t, dir, map[string]string{"old.toml": tc.old, "new.toml": tc.new})
+			stdout, stderr, code := runIn(dir, append([]string{"diff", "old.toml", "new.toml"}, tc.args...)...)
+			if code != exitDiffTrouble || stdout != "" || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, stderr saying %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 )
 
 func runExplain(e *env, args []string) int {
-	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [--contention [--busy TEAM,...] [--output text|json]] [FILE]", `
+	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [--cluster NAME] [--contention [--busy TEAM,...] [--output text|json]] [FILE]", `
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
@@ -49,8 +49,15 @@ Examples:
   tenancy explain --backend kai                    # what KAI cannot hold of it
   git show main:tenancy.toml | tenancy explain -   # the agreement on main
   tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant
-  tenancy explain --at -12h                        # lending windows 12 hours ago`)
+  tenancy explain --at -12h                        # lending windows 12 hours ago
+  tenancy explain --cluster east examples/fleet/tenancy.toml   # one cluster's share
+
+An agreement with [clusters] is a fleet: explain shows each cluster and each
+team's share in it, with the largest gang each team's guarantee admits (a
+job runs in one cluster); --cluster explains one part as that cluster holds
+it.`)
 	backend := fs.String("backend", "", backendUsage("explain for"))
+	cluster := fs.String("cluster", "", clusterUsage)
 	withContention := fs.Bool("contention", false, "print what each team runs alone, with every team busy and with --busy's teams busy, instead of the agreement's tables")
 	busyFlag := fs.String("busy", "", "with --contention: the teams (or departments) busy in the scenario, comma-separated")
 	output := fs.StringP("output", "o", "text", "with --contention: text or json")
@@ -73,6 +80,7 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy explain: %v\n", err)
 		return exitUsage
 	}
+	opts = withCluster(opts, *cluster)
 	var busy []string
 	if fs.Changed("busy") {
 		busy = strings.Split(*busyFlag, ",")
@@ -106,6 +114,7 @@ Examples:
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, opts generator.Options, warnings []generator.Diagnostic, at time.Time) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
+	explainFleet(w, p)
 	explainTeams(w, p)
 	explainDepartments(w, p)
 	explainWindows(w, p, at)

@@ -184,7 +184,7 @@ func TestExplainHelp(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("stderr = %q, want empty", stderr)
 	}
-	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [--contention [--busy TEAM,...] [--output text|json]] [FILE]\n\nPrint the agreement in FILE") {
+	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [--cluster NAME] [--contention [--busy TEAM,...] [--output text|json]] [FILE]\n\nPrint the agreement in FILE") {
 		t.Errorf("help does not start with the synopsis and description:\n%s", stdout)
 	}
 }

@@ -149,3 +149,14 @@ func noArguments(e *env, cmd string, positional []string, why string) bool {
 	fmt.Fprintf(e.stderr, "tenancy %s: unexpected argument %q%s\nRun 'tenancy %s --help' for usage.\n", cmd, positional[0], why, cmd)
 	return false
 }
+
+// clusterUsage is the --cluster flag's usage, for the commands that take it.
+const clusterUsage = "the part of a fleet agreement (one with [clusters]) to work on: its manager's name or a worker cluster's; required by render for such an agreement, refused for any other"
+
+// withCluster sets the part --cluster names in opts; the flag is named as
+// where the cluster comes from even when absent, so the refusal of a fleet
+// without it says what to add.
+func withCluster(opts generator.Options, cluster string) generator.Options {
+	opts.Cluster, opts.ClusterFrom = cluster, "--cluster"
+	return opts
+}

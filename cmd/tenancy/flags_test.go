@@ -153,7 +153,7 @@ func TestHelpListsFlags(t *testing.T) {
 	}{
 		"render": {
 			args: []string{"render", "--help"},
-			want: []string{"Usage:\n  tenancy render [--backend kueue|kai]", "Examples:\n  tenancy render ", "\nFlags:\n  --backend string\n      scheduler to render for: kueue or kai (default: the agreement's backend key, its first when it names both; kueue without it)\n  --kueue-api string\n"},
+			want: []string{"Usage:\n  tenancy render [--backend kueue|kai]", "Examples:\n  tenancy render ", "\nFlags:\n  --backend string\n      scheduler to render for: kueue or kai (default: the agreement's backend key, its first when it names both; kueue without it)\n  --cluster string\n      the part of a fleet agreement (one with [clusters]) to work on: its manager's name or a worker cluster's; required by render for such an agreement, refused for any other\n  --kueue-api string\n"},
 		},
 		"check":   {args: []string{"check", "-h"}, want: []string{"Examples:\n  tenancy check ", "git show main:tenancy.toml | tenancy check -"}},
 		"explain": {args: []string{"explain", "tenancy.toml", "--help"}, want: []string{"Examples:\n  tenancy explain "}},

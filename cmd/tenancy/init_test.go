@@ -89,7 +89,8 @@ func TestInitAgreementKeysAreTheFormats(t *testing.T) {
 		t.Errorf("the template with its examples uncommented fails the JSON Schema: %v", err)
 	}
 
-	_, _, err := generator.Check(generator.Source{Path: "init.toml", Data: []byte(all)}, generator.Options{})
+	// CheckAll: uncommented, the template is a fleet, each part checked.
+	_, _, err := generator.CheckAll(generator.Source{Path: "init.toml", Data: []byte(all)}, generator.Options{})
 	var ae *generator.AgreementError
 	if err != nil && !errors.As(err, &ae) {
 		t.Fatal(err)

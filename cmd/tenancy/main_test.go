@@ -338,7 +338,7 @@ func TestHelpExitsZero(t *testing.T) {
 		"--help":        {args: []string{"--help"}, wantStdout: "Usage:\n  tenancy <command> [flags] [args]\n"},
 		"-h":            {args: []string{"-h"}, wantStdout: "Exit codes: 0 success, 1 invalid agreement"},
 		"help":          {args: []string{"help"}, wantStdout: "  render     print the agreement's manifests as one YAML stream\n"},
-		"render --help": {args: []string{"render", "--help"}, wantStdout: "tenancy render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]"},
+		"render --help": {args: []string{"render", "--help"}, wantStdout: "tenancy render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [--cluster NAME] [FILE]"},
 		"render -h after a FILE": {
 			args:       []string{"render", "tenancy.toml", "-h"},
 			wantStdout: "scheduler to render for: kueue or kai",

@@ -11,7 +11,7 @@ import (
 )
 
 func runRender(e *env, args []string) int {
-	fs := newFlagSet(e, "render", "render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [FILE]", `
+	fs := newFlagSet(e, "render", "render [--backend kueue|kai] [--kueue-api v1beta2|v1beta1] [--cluster NAME] [FILE]", `
 Render the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 and print its manifests as one YAML stream on stdout, objects separated by
 "---". The output is byte-identical on every run: objects in a stable order,
@@ -26,9 +26,16 @@ Examples:
   tenancy render                                   # ./tenancy.toml, for the backend it names
   tenancy render --backend kai clusters/prod/tenancy.toml
   tenancy render --kueue-api v1beta1 | kubectl apply --server-side -f -
-  git show main:tenancy.toml | tenancy render -   # the agreement on main`)
+  git show main:tenancy.toml | tenancy render -   # the agreement on main
+  tenancy render --cluster east examples/fleet/tenancy.toml   # one cluster of a fleet
+
+An agreement with [clusters] is a fleet: render each part with --cluster,
+the manager's name (MultiKueue's objects and the fleet-wide quotas) or a
+worker's (its share); without --cluster it is a usage error naming the
+parts.`)
 	var bf backendFlags
 	bf.register(fs)
+	cluster := fs.String("cluster", "", clusterUsage)
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
 		return code
@@ -42,7 +49,7 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy render: %v\n", err)
 		return exitUsage
 	}
-	res, code := renderFile(e, path, opts)
+	res, code := renderFile(e, path, withCluster(opts, *cluster))
 	if res == nil {
 		return code
 	}

@@ -2,21 +2,17 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"golang.org/x/term"
 
-	"github.com/tenancy-dev/tenancy/cmd/tenancy/internal/promrange"
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/chargeback"
 )
@@ -39,14 +35,27 @@ come first from capacity no team is guaranteed, then from the lenders' idle
 lendable GPUs in proportion to them. A team pays for its guarantee and what
 it borrowed, at the prices of [monitoring.prices].
 
+A fleet agreement (one with [clusters]) is charged per worker cluster, each
+from its part of the agreement (its shares of every team), then summed; the
+manager runs no workloads and is not charged. Give one --prometheus URL
+whose series carry the cluster's name in --cluster-label (Thanos, Mimir, or
+Prometheus with external labels), or --prometheus CLUSTER=URL once per
+worker cluster. CSV then starts each line with the cluster, * on the
+fleet's summed lines. --cluster NAME charges that worker alone, printed as
+a single cluster's statement.
+
 TIME is RFC 3339 (2026-11-01T00:00:00Z) or relative to now: -30d, -12h, now.
 
 Examples:
   tenancy report --prometheus http://localhost:9090 --from -30d --to now
-  tenancy report --backend kai --prometheus $PROM --from 2026-11-01T00:00:00Z --to 2026-12-01T00:00:00Z --output csv`)
+  tenancy report --backend kai --prometheus $PROM --from 2026-11-01T00:00:00Z --to 2026-12-01T00:00:00Z --output csv
+  tenancy report examples/fleet/tenancy.toml --prometheus east=http://prom.east:9090 --prometheus west=http://prom.west:9090 --from -30d`)
 	var b backendFlags
 	b.register(fs)
-	prom := fs.String("prometheus", "", "Prometheus base URL, e.g. http://prometheus.monitoring:9090 (required)")
+	prom := fs.StringArray("prometheus", nil, "Prometheus base `URL`, e.g. http://prometheus.monitoring:9090 (required); for a fleet, one URL holding every worker's series, or CLUSTER=URL once per worker cluster")
+	fs.Lookup("prometheus").DefValue = "" // not "[]" in the help
+	cluster := fs.String("cluster", "", "charge only this worker cluster of a fleet agreement (one with [clusters]); its statement is printed as a single cluster's")
+	clusterLabel := fs.String("cluster-label", "cluster", "for a fleet with one --prometheus URL: the label whose value names each series' cluster")
 	fromFlag := fs.String("from", "", "start of the range: RFC 3339 or relative (-30d) (required)")
 	toFlag := fs.String("to", "now", "end of the range: RFC 3339 or relative")
 	stepFlag := model.Duration(time.Minute)
@@ -60,7 +69,7 @@ Examples:
 		fmt.Fprintf(e.stderr, "tenancy report: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *prom == "" {
+	if len(*prom) == 0 {
 		return usage("--prometheus is required")
 	}
 	switch *output {
@@ -87,23 +96,16 @@ Examples:
 	if err != nil {
 		return usage("%v", err)
 	}
-	client, err := promrange.New(*prom)
+	proms, err := parsePrometheus(*prom)
 	if err != nil {
 		return usage("%v", err)
+	}
+	if !labelName.MatchString(*clusterLabel) {
+		return usage("--cluster-label %q: not a Prometheus label name", *clusterLabel)
 	}
 	path, ok := agreementPath(e, "report", positional)
 	if !ok {
 		return exitUsage
-	}
-	p, _, code := checkFile(e, path, opts, generator.Check)
-	if p == nil {
-		return code
-	}
-	opts = opts.Resolve(p)
-	m, err := chargeback.NewModel(p, opts.Backend)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
-		return exitFailure
 	}
 	// Align the range to the step, so that reruns give the same numbers.
 	step := time.Duration(stepFlag)
@@ -111,42 +113,54 @@ Examples:
 	if !to.After(from) {
 		return usage("the range is shorter than one --step (%s)", stepFlag)
 	}
-
-	queries := m.Sources()
-	chunks := (int(to.Sub(from)/step) + promrange.MaxPoints - 1) / promrange.MaxPoints * len(queries)
-	done := 0
-	progress := func() {}
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && chunks > len(queries) {
-		progress = func() {
-			done++
-			fmt.Fprintf(e.stderr, "\rtenancy report: %d/%d queries", done, chunks)
-			if done == chunks {
-				fmt.Fprintln(e.stderr)
-			}
-		}
+	src, err := readAgreement(e, path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
+		return exitFailure
 	}
-	ctx := context.Background()
-	var results []chargeback.Result
-	for _, q := range queries {
-		series, err := client.QueryRange(ctx, q, from, to, step, progress)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
-			return exitFailure
-		}
-		results = append(results, chargeback.Result{Query: q, Series: series})
+	parts, err := generator.Parts(src)
+	if err != nil {
+		return reportError(e, err)
 	}
-	st, err := m.Compute(results, from, to, step)
+	r := statementRange{from: from, to: to, step: step}
+	if parts != nil {
+		return reportFleet(e, src, parts, proms, *clusterLabel, *cluster, opts, r, *output)
+	}
+	if *cluster != "" {
+		return usage("--cluster %q: %s has no [clusters]; charge it without --cluster", *cluster, path)
+	}
+	if proms.perCluster != nil {
+		return usage("--prometheus %s=...: %s has no [clusters]; give one URL", proms.order[0], path)
+	}
+	p, _, err := generator.Check(src, opts)
+	if err != nil {
+		return reportError(e, err)
+	}
+	opts = opts.Resolve(p)
+	m, err := chargeback.NewModel(p, opts.Backend)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
+		return exitFailure
+	}
+	progress := r.progress(e, len(m.Sources()))
+	st, err := r.statement(proms.clients[""], m, progress)
 	if err != nil {
 		if errors.Is(err, chargeback.ErrNoSeries) {
 			fmt.Fprintf(e.stderr, "tenancy report: %s: %v from %s to %s for pool %q (is %s scraped? Kueue needs metrics.enableClusterQueueResources: true)\n",
-				*prom, err, from.Format(time.RFC3339), to.Format(time.RFC3339), p.Name, opts.Backend)
+				proms.urls[""], err, from.Format(time.RFC3339), to.Format(time.RFC3339), p.Name, opts.Backend)
 		} else {
 			fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 		}
 		return exitFailure
 	}
+	return writeReport(e, func(w io.Writer) error { return writeStatement(w, st, *output) })
+}
+
+// writeReport builds the statement, then writes it at once: an error
+// building it leaves stdout empty.
+func writeReport(e *env, write func(io.Writer) error) int {
 	var out bytes.Buffer
-	if err := writeStatement(&out, st, *output); err != nil {
+	if err := write(&out); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy report: %v\n", err)
 		return exitFailure
 	}
@@ -176,40 +190,59 @@ func cells(r chargeback.Row) []string {
 }
 
 func writeStatement(w io.Writer, st *chargeback.Statement, format string) error {
-	rows := append(append(append([]chargeback.Row{}, st.Rows...), st.Departments...), st.Total)
+	rows := statementRows(st.Rows, st.Departments, st.Total)
 	columns, cells := Columns, cells
 	if st.HasDepartments() {
 		columns, cells = departmentColumns(cells)
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return encodeJSON(w, st)
 	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write(columns)
+		var lines [][]string
 		for _, r := range rows {
-			cw.Write(cells(r))
+			lines = append(lines, cells(r))
 		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(w, columns, lines)
 	case "markdown":
 		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n\n",
 			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
+	default:
+		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n",
+			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
+	}
+	return writeRows(w, columns, cells, rows, format)
+}
+
+// writeRows writes a statement's lines as a Markdown table or, for any
+// other format, an aligned text table.
+func writeRows(w io.Writer, columns []string, cells func(chargeback.Row) []string, rows []chargeback.Row, format string) error {
+	if format == "markdown" {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(r), " | "))
 		}
 		return nil
-	default:
-		fmt.Fprintf(w, "GPU statement of %s (%s), %s to %s, cost in %s, %.1f%% of the range covered\n",
-			st.Pool, st.Backend, st.From.Format(time.RFC3339), st.To.Format(time.RFC3339), st.Currency, st.Coverage*100)
-		tw := tableWriter(w)
-		fmt.Fprintln(tw, strings.Join(columns, "\t"))
-		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
-		}
-		return tw.Flush()
 	}
+	tw := tableWriter(w)
+	fmt.Fprintln(tw, strings.Join(columns, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
+	}
+	return tw.Flush()
+}
+
+// encodeJSON writes v as indented JSON.
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeCSV writes the header and the lines as CSV.
+func writeCSV(w io.Writer, header []string, lines [][]string) error {
+	cw := csv.NewWriter(w)
+	cw.Write(header)
+	cw.WriteAll(lines) // flushes
+	return cw.Error()
 }

@@ -89,7 +89,7 @@ func TestWriteStatementCSV(t *testing.T) {
 // TestWriteStatementFormats: the table and Markdown forms carry the same
 // columns and a total row; JSON the field names.
 func TestWriteStatementFormats(t *testing.T) {
-	st := &chargeback.Statement{Pool: "gpu-pool", Currency: "EUR", Coverage: 1,
+	st := &chargeback.Statement{Period: chargeback.Period{Pool: "gpu-pool", Currency: "EUR"}, Coverage: 1,
 		Rows:  []chargeback.Row{{Team: "research", Flavor: "h100", Guaranteed: 12}},
 		Total: chargeback.Row{Team: "total", Flavor: "*", Guaranteed: 12}}
 	for _, format := range []string{"table", "markdown", "json"} {

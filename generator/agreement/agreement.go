@@ -70,6 +70,11 @@ type Agreement struct {
 	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
 	Monitoring  *Monitoring // nil without [monitoring]
 	Components  *Components // never nil after Decode: absent means the upstream namespaces
+	// Clusters are the [clusters.NAME] tables of a fleet, in document
+	// order; nil for an agreement of one cluster.
+	Clusters []*Cluster
+	// ClustersPos is the [clusters] key; zero when absent.
+	ClustersPos Pos
 }
 
 // Flavor is a [flavors.NAME] table.
@@ -151,6 +156,9 @@ type Quota struct {
 	Guaranteed Int
 	Lendable   Int
 	Borrow     Int
+	// Clusters are the quota's shares per cluster of a fleet, as written
+	// (the clusters key); nil when absent: the default split applies.
+	Clusters []*ClusterShare
 }
 
 // Topology is the optional [topology] table.
@@ -162,9 +170,19 @@ type Topology struct {
 
 // Flavor returns the named flavor, or nil.
 func (a *Agreement) Flavor(name string) *Flavor {
-	for _, f := range a.Flavors {
-		if f.Name == name {
-			return f
+	return named(a.Flavors, name, func(f *Flavor) string { return f.Name })
+}
+
+// Team returns the named team, or nil.
+func (a *Agreement) Team(name string) *Team {
+	return named(a.Teams, name, func(t *Team) string { return t.Name })
+}
+
+// named returns the item of list whose name (nameOf) is name, or nil.
+func named[T any](list []*T, name string, nameOf func(*T) string) *T {
+	for _, item := range list {
+		if nameOf(item) == name {
+			return item
 		}
 	}
 	return nil

@@ -15,10 +15,10 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = []string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components"}
+	rootKeys       = []string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters"}
 	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
-	quotaKeys      = []string{"guaranteed", "lendable", "borrow"}
+	quotaKeys      = []string{"guaranteed", "lendable", "borrow", "clusters"}
 	teamKeys       = append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...)
 	topologyKeys   = []string{"levels"}
 )
@@ -71,6 +71,10 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 	a.Guardrails = d.guardrails(t.Get("guardrails"))
 	a.Monitoring = d.monitoring(t.Get("monitoring"))
 	a.Components = d.components(t.Get("components"))
+	a.Clusters = d.clusters(t.Get("clusters"))
+	if c := t.Get("clusters"); c != nil {
+		a.ClustersPos = c.KeyPos
+	}
 	defaults(a)
 	return a, d.r.List
 }
@@ -286,9 +290,14 @@ func (d *decoder) quotas(v *load.Value, path *field.Path) (shorthand *Quota, fla
 			break
 		}
 	}
+	if shorthand != nil {
+		shorthand.Clusters = d.clusterShares(t.Get("clusters"), path.Child("clusters"))
+	}
 	for f := range d.flavorTables(t.Get("flavors"), path.Child("flavors")) {
 		d.unknown(f.Value.Table, f.Path, quotaKeys)
-		flavors = append(flavors, d.quota(f.Name, f.Value, f.Path))
+		q := d.quota(f.Name, f.Value, f.Path)
+		q.Clusters = d.clusterShares(f.Value.Table.Get("clusters"), f.Path.Child("clusters"))
+		flavors = append(flavors, q)
 	}
 	return shorthand, flavors
 }

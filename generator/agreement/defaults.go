@@ -14,6 +14,7 @@ func defaults(a *Agreement) {
 		defaultComponents(a.Components)
 	}
 	defaultPriorities(a)
+	defaultClusters(a)
 	for _, f := range a.Flavors {
 		if f.Resource.State == Unset {
 			f.Resource = Str{Value: DefaultResource, State: Defaulted, Pos: f.Pos, Path: f.Resource.Path}

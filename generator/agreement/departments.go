@@ -30,12 +30,7 @@ type Department struct {
 
 // Department returns the named department, or nil.
 func (a *Agreement) Department(name string) *Department {
-	for _, d := range a.Departments {
-		if d.Name == name {
-			return d
-		}
-	}
-	return nil
+	return named(a.Departments, name, func(d *Department) string { return d.Name })
 }
 
 func (d *decoder) department(name string, v *load.Value) *Department {

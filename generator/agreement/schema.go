@@ -15,25 +15,28 @@ var Schema []byte
 // "root", "flavor", "toleration", "team", "department", "quota", "topology",
 // "priority" (a priority written as a table), "guardrail", "monitoring",
 // "component" ([components]),
-// "window" and "windowQuota";
+// "window", "windowQuota", "cluster" ([clusters.NAME]) and "clusterShare"
+// (an entry of a team's clusters written as a table);
 // each is the list NAMEKeys the decoder checks the table's keys against. It
 // exists so a test can hold Schema to the keys the decoder actually reads
 // (and a test of the source, to every list the decoder checks against).
 func TableKeys() map[string][]string {
 	clone := func(keys []string) []string { return append([]string(nil), keys...) }
 	return map[string][]string{
-		"root":        clone(rootKeys),
-		"flavor":      clone(flavorKeys),
-		"toleration":  clone(tolerationKeys),
-		"team":        clone(teamKeys),
-		"department":  clone(departmentKeys),
-		"quota":       clone(quotaKeys),
-		"topology":    clone(topologyKeys),
-		"priority":    clone(priorityKeys),
-		"guardrail":   clone(guardrailKeys),
-		"monitoring":  clone(monitoringKeys),
-		"component":   clone(componentKeys),
-		"window":      clone(windowKeys),
-		"windowQuota": clone(windowQuotaKeys),
+		"root":         clone(rootKeys),
+		"flavor":       clone(flavorKeys),
+		"toleration":   clone(tolerationKeys),
+		"team":         clone(teamKeys),
+		"department":   clone(departmentKeys),
+		"quota":        clone(quotaKeys),
+		"topology":     clone(topologyKeys),
+		"priority":     clone(priorityKeys),
+		"guardrail":    clone(guardrailKeys),
+		"monitoring":   clone(monitoringKeys),
+		"component":    clone(componentKeys),
+		"window":       clone(windowKeys),
+		"windowQuota":  clone(windowQuotaKeys),
+		"cluster":      clone(clusterKeys),
+		"clusterShare": clone(clusterShareKeys),
 	}
 }

@@ -84,19 +84,21 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 	flavor := onlyPattern(t, root, child(t, root, root, "properties", "flavors"))
 	team := onlyPattern(t, root, child(t, root, root, "properties", "teams"))
 	tables := map[string]map[string]any{
-		"root":        root,
-		"flavor":      flavor,
-		"toleration":  child(t, root, flavor, "properties", "tolerations", "items"),
-		"team":        team,
-		"department":  onlyPattern(t, root, child(t, root, root, "properties", "departments")),
-		"quota":       onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
-		"topology":    child(t, root, root, "properties", "topology"),
-		"priority":    child(t, root, root, "definitions", "priorityTable"),
-		"guardrail":   child(t, root, root, "properties", "guardrails"),
-		"monitoring":  child(t, root, root, "properties", "monitoring"),
-		"component":   child(t, root, root, "properties", "components"),
-		"window":      child(t, root, team, "properties", "windows", "items"),
-		"windowQuota": onlyPattern(t, root, child(t, root, team, "properties", "windows", "items", "properties", "flavors")),
+		"root":         root,
+		"flavor":       flavor,
+		"toleration":   child(t, root, flavor, "properties", "tolerations", "items"),
+		"team":         team,
+		"department":   onlyPattern(t, root, child(t, root, root, "properties", "departments")),
+		"quota":        onlyPattern(t, root, child(t, root, team, "properties", "flavors")),
+		"topology":     child(t, root, root, "properties", "topology"),
+		"priority":     child(t, root, root, "definitions", "priorityTable"),
+		"guardrail":    child(t, root, root, "properties", "guardrails"),
+		"monitoring":   child(t, root, root, "properties", "monitoring"),
+		"component":    child(t, root, root, "properties", "components"),
+		"window":       child(t, root, team, "properties", "windows", "items"),
+		"windowQuota":  onlyPattern(t, root, child(t, root, team, "properties", "windows", "items", "properties", "flavors")),
+		"cluster":      onlyPattern(t, root, child(t, root, root, "properties", "clusters")),
+		"clusterShare": child(t, root, root, "definitions", "clusterShare"),
 	}
 	decoder := agreement.TableKeys()
 	var names []string
@@ -611,7 +613,7 @@ func TestSchemaNeverStricterThanCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: src}, generator.Options{}); err != nil {
+		if _, _, err := generator.CheckAll(generator.Source{Path: "tenancy.toml", Data: src}, generator.Options{}); err != nil {
 			continue
 		}
 		accepted++

@@ -61,15 +61,27 @@ func (r *Row) add(o Row) {
 	r.Cost += o.Cost
 }
 
-// Statement is the chargeback of a range.
-type Statement struct {
+// Period says what a statement is of: the pool, whose metrics, the range
+// and step, and the currency of its costs.
+type Period struct {
 	Pool     string      `json:"pool"`
 	Backend  gpu.Backend `json:"backend"`
 	From     time.Time   `json:"from"`
 	To       time.Time   `json:"to"`
 	Step     string      `json:"step"`
 	Currency string      `json:"currency"`
-	Rows     []Row       `json:"rows"`
+}
+
+// same reports whether two statements are of the same period, so that
+// their GPU-hours add up.
+func (p Period) same(o Period) bool {
+	return p.Pool == o.Pool && p.Backend == o.Backend && p.From.Equal(o.From) && p.To.Equal(o.To) && p.Step == o.Step && p.Currency == o.Currency
+}
+
+// Statement is the chargeback of a range.
+type Statement struct {
+	Period
+	Rows []Row `json:"rows"`
 	// Departments holds a row per department and flavor, its teams' rows
 	// summed (Team "*"), sorted; absent without departments.
 	Departments []Row `json:"departments,omitempty"`
@@ -77,6 +89,10 @@ type Statement struct {
 	// Coverage is the fraction of the range's steps at which the scheduler
 	// reported allocations; gaps are charged nothing (never guessed).
 	Coverage float64 `json:"coverage"`
+	// devices is, per team row with a Utilization, how many device
+	// samples its mean weighs: a fleet's sum (SumFleet) weighs each
+	// cluster's mean by them, as a statement's total does its rows'.
+	devices map[key]float64
 }
 
 // ErrNoSeries is returned when the range holds no scheduler series at all.
@@ -242,8 +258,8 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		}
 	}
 
-	st := &Statement{Pool: m.Pool, Backend: m.Backend, From: from, To: to, Step: step.String(), Currency: m.Currency,
-		Coverage: float64(seenSteps) / float64(steps)}
+	st := &Statement{Period: Period{Pool: m.Pool, Backend: m.Backend, From: from, To: to, Step: step.String(), Currency: m.Currency},
+		Coverage: float64(seenSteps) / float64(steps), devices: map[key]float64{}}
 	var utilSum, utilCount float64
 	for _, r := range rows {
 		f := m.Flavor(r.Flavor)
@@ -251,6 +267,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		if a := accts[key{r.Team, r.Flavor}]; a != nil && a.utilCount > 0 {
 			u := a.utilSum / a.utilCount
 			r.Utilization = &u
+			st.devices[key{r.Team, r.Flavor}] = a.utilCount
 			utilSum += a.utilSum
 			utilCount += a.utilCount
 		}
@@ -260,7 +277,7 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		if st.Rows[i].Team != st.Rows[j].Team {
 			return st.Rows[i].Team < st.Rows[j].Team
 		}
-		return flavorIndex(m, st.Rows[i].Flavor) < flavorIndex(m, st.Rows[j].Flavor)
+		return flavorIndex(m.Flavors, st.Rows[i].Flavor) < flavorIndex(m.Flavors, st.Rows[j].Flavor)
 	})
 	st.Total = Row{Team: "total", Flavor: "*"}
 	for _, r := range st.Rows {
@@ -270,10 +287,10 @@ func (m *Model) Compute(results []Result, from, to time.Time, step time.Duration
 		u := utilSum / utilCount
 		st.Total.Utilization = &u
 	}
-	st.Departments = m.departmentRows(st.Rows, accts)
+	st.Departments = departmentRows(st.Rows, accts, m.Flavors)
 	return st, nil
 }
 
-func flavorIndex(m *Model, name string) int {
-	return slices.IndexFunc(m.Flavors, func(f Flavor) bool { return f.Name == name })
+func flavorIndex(flavors []Flavor, name string) int {
+	return slices.IndexFunc(flavors, func(f Flavor) bool { return f.Name == name })
 }

@@ -9,8 +9,9 @@ import (
 // department's teams were guaranteed, used, borrowed, left idle and lent, and
 // what they pay. Utilisation is weighted by device-time, as the total's. A
 // department's surplus over its teams' guarantees is in no team's guarantee,
-// so no row charges it. nil without departments.
-func (m *Model) departmentRows(rows []Row, accts map[key]*acct) []Row {
+// so no row charges it. nil without departments. Rows are sorted by
+// department, then flavor in the order of flavors.
+func departmentRows(rows []Row, accts map[key]*acct, flavors []Flavor) []Row {
 	type sum struct {
 		row                Row
 		utilSum, utilCount float64
@@ -47,7 +48,7 @@ func (m *Model) departmentRows(rows []Row, accts map[key]*acct) []Row {
 		if out[i].Department != out[j].Department {
 			return out[i].Department < out[j].Department
 		}
-		return flavorIndex(m, out[i].Flavor) < flavorIndex(m, out[j].Flavor)
+		return flavorIndex(flavors, out[i].Flavor) < flavorIndex(flavors, out[j].Flavor)
 	})
 	return out
 }

@@ -32,6 +32,11 @@ type Model struct {
 	// Departments names the agreement's departments, sorted; on Kueue each
 	// is the Cohort its teams' ClusterQueues are in.
 	Departments []string
+	// Scope is a label matcher every query of Sources adds, such as
+	// cluster="east": one Prometheus that holds a fleet's series (Thanos,
+	// Mimir, or Prometheus with each cluster's external labels) then
+	// answers for one cluster. Empty for none.
+	Scope string
 	// at is the model at an instant, for agreements with lending windows
 	// (nil without, or outside every window); see lendable.
 	at func(time.Time) *Model

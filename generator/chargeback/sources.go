@@ -61,13 +61,13 @@ func (m *Model) Sources() []Query {
 			// A department's teams are in its Cohort, a child of the pool's.
 			cohort = fmt.Sprintf("cohort=~`%s`", gpu.Alternation(append([]string{m.Pool}, m.Departments...)))
 		}
-		sel := fmt.Sprintf("{%s, resource=~`%s`, %s}", cohort, gpu.Alternation(resources), Replica)
+		sel := fmt.Sprintf("{%s, resource=~`%s`, %s%s}", cohort, gpu.Alternation(resources), Replica, m.scope())
 		out = append(out,
 			Query{Kind: Allocated, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_resource_usage" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 			Query{Kind: Guaranteed, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_nominal_quota" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 		)
 	case gpu.KAI:
-		sel := fmt.Sprintf("{queue_name=~`%s`}", gpu.Alternation(m.TeamNames()))
+		sel := fmt.Sprintf("{queue_name=~`%s`%s}", gpu.Alternation(m.TeamNames()), m.scope())
 		f := m.Flavors[0].Name
 		out = append(out,
 			Query{Kind: Allocated, Flavor: f, Expr: "sum by (queue_name) (kai_queue_allocated_gpus" + sel + ")", TeamLabel: "queue_name"},
@@ -112,13 +112,22 @@ func (m *Model) Utilization(f Flavor, nsRegexp string) string {
 	}
 	var parts []string
 	if f.WholeGPUs && wholeFlavors == 1 {
-		parts = append(parts, fmt.Sprintf("DCGM_FI_DEV_GPU_UTIL{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=\"\"} / 100", nsRegexp))
+		parts = append(parts, fmt.Sprintf("DCGM_FI_DEV_GPU_UTIL{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=\"\"%s} / 100", nsRegexp, m.scope()))
 	}
 	if len(f.MIGProfiles) > 0 {
-		parts = append(parts, fmt.Sprintf("DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=~`%s`}", nsRegexp, gpu.Alternation(f.MIGProfiles)))
+		parts = append(parts, fmt.Sprintf("DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~`%s`, pod!=\"\", GPU_I_PROFILE=~`%s`%s}", nsRegexp, gpu.Alternation(f.MIGProfiles), m.scope()))
 	}
 	if len(parts) == 0 || (f.WholeGPUs && wholeFlavors > 1 && len(f.MIGProfiles) == 0) {
 		return ""
 	}
 	return strings.Join(parts, " or ")
+}
+
+// scope is the Scope matcher as the last of a selector's: ", cluster=\"east\"",
+// or "" without one, so the queries of a single cluster stay as they were.
+func (m *Model) scope() string {
+	if m.Scope == "" {
+		return ""
+	}
+	return ", " + m.Scope
 }

@@ -30,14 +30,25 @@ func Markdown(r *Report, limit int) []byte {
 	if limit <= 0 {
 		limit = MarkdownLimit
 	}
+	blocks := []string{fmt.Sprintf("%s\n### tenancy diff: %s → %s\n\n", MarkdownMarker, code(r.Old), code(r.New))}
+	blocks = append(blocks, markdownSummary(r)...)
+	if !r.Changed {
+		return fit(blocks, limit, 0)
+	}
+	blocks = append(blocks, fmt.Sprintf("#### Manifests\n\n%s\n\n", r.Counts.String()))
+	objects := markdownObjects(r)
+	return fit(append(blocks, objects...), limit, len(objects))
+}
+
+// markdownSummary is r's summary in blocks: what the change does to the
+// pool, its teams and departments, and what needs attention. A fleet's
+// comment holds one per cluster.
+func markdownSummary(r *Report) []string {
 	var blocks []string
 	add := func(format string, args ...any) { blocks = append(blocks, fmt.Sprintf(format, args...)) }
-
-	add("%s\n### tenancy diff: %s → %s\n\n", MarkdownMarker, code(r.Old), code(r.New))
 	if !r.Changed {
 		add("No changes: both sides render the same %d objects.\n", r.Counts.Unchanged)
-		blocks = append(blocks, attentionMarkdown(r.Summary))
-		return fit(blocks, limit, 0)
+		return append(blocks, attentionMarkdown(r.Summary))
 	}
 	add("**Teams:** %s · **Objects:** %s\n\n", teamCounts(r.Summary), r.Counts.String())
 	blocks = append(blocks, attentionMarkdown(r.Summary))
@@ -94,12 +105,16 @@ func Markdown(r *Report, limit int) []byte {
 			blocks = append(blocks, c)
 		}
 	}
-	objectsStart := len(blocks)
-	add("#### Manifests\n\n%s\n\n", r.Counts.String())
+	return blocks
+}
+
+// markdownObjects is a block per added, removed or changed object of r.
+func markdownObjects(r *Report) []string {
+	var blocks []string
 	for _, o := range r.Objects {
 		blocks = append(blocks, objectMarkdown(o))
 	}
-	return fit(blocks, limit, len(blocks)-objectsStart-1)
+	return blocks
 }
 
 // fit joins blocks while they stay under limit; when one does not, it stops

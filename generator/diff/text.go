@@ -22,11 +22,18 @@ const (
 func Text(r *Report, color bool) []byte {
 	p := textPrinter{color: color}
 	p.line(sgrBold, fmt.Sprintf("tenancy diff %s → %s", r.Old, r.New))
+	p.report(r)
+	return []byte(p.b.String())
+}
+
+// report prints everything of r below its title: the summary, then the
+// objects; a fleet's text prints one per cluster.
+func (p *textPrinter) report(r *Report) {
 	if !r.Changed {
 		p.line("", "")
 		p.line("", fmt.Sprintf("No changes: both sides render the same %d objects.", r.Counts.Unchanged))
 		p.attention(r.Summary)
-		return []byte(p.b.String())
+		return
 	}
 
 	p.line("", "")
@@ -77,7 +84,6 @@ func Text(r *Report, color bool) []byte {
 			p.line(diffLineColor(l), "  "+l)
 		}
 	}
-	return []byte(p.b.String())
 }
 
 type textPrinter struct {

@@ -37,12 +37,18 @@ var kindRank = map[string]int{
 	"WorkloadPriorityClass": 1,
 	"Topology":              2,
 	"ResourceFlavor":        3,
-	"Cohort":                4,
-	"Queue":                 5,
-	"ClusterQueue":          5,
-	"LocalQueue":            6,
-	"ResourceQuota":         7,
-	"NetworkPolicy":         7,
+	// A fleet's manager (render/multikueue): the workers, the config
+	// listing them, the AdmissionCheck naming the config, which the
+	// ClusterQueues name.
+	"MultiKueueCluster": 3,
+	"MultiKueueConfig":  3,
+	"AdmissionCheck":    4,
+	"Cohort":            4,
+	"Queue":             5,
+	"ClusterQueue":      5,
+	"LocalQueue":        6,
+	"ResourceQuota":     7,
+	"NetworkPolicy":     7,
 	// Monitoring (render/monitor) and the windows controller's agreement
 	// (render/windowctl), in their namespaces.
 	"ConfigMap":      7,

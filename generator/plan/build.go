@@ -90,6 +90,7 @@ func Build(a *agreement.Agreement) *Agreement {
 	}
 	sort.Slice(out.Teams, func(i, j int) bool { return out.Teams[i].Name < out.Teams[j].Name })
 	out.Departments = buildDepartments(a, out)
+	out.Fleet = buildFleet(a, out)
 
 	if a.Guardrails != nil {
 		out.Guardrails = buildGuardrails(a.Guardrails)

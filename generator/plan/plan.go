@@ -35,6 +35,15 @@ type Agreement struct {
 	Topology    *Topology // nil without [topology]
 	Guardrails  Guardrails
 	Monitoring  *Monitoring // nil without [monitoring]
+	// Fleet is the agreement's clusters; nil for an agreement of one
+	// cluster.
+	Fleet *Fleet
+	// Cluster names the part of the fleet this plan is (Part); empty for
+	// the whole agreement.
+	Cluster string
+	// AdmissionChecks are the AdmissionChecks every team's ClusterQueue
+	// requires: the MultiKueue check on a fleet's manager, none elsewhere.
+	AdmissionChecks []string
 	// Source is the agreement's bytes, for the family that ships the
 	// agreement itself (the windows controller's ConfigMap).
 	Source []byte
@@ -114,6 +123,9 @@ type Quota struct {
 	Lendable   int64 // at most Guaranteed
 	Borrow     int64 // most GPUs used beyond Guaranteed
 	Origin     QuotaOrigin
+	// Shares are the quota split over a fleet's workers, one per worker
+	// in Fleet.Workers' order; nil without a fleet.
+	Shares []Share
 }
 
 // QuotaOrigin is where each count of a Quota was written (the team's

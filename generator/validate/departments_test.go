@@ -18,6 +18,13 @@ import (
 func check(t *testing.T, src string) diag.List {
 	t.Helper()
 	_, warnings, err := generator.Check(generator.Source{Path: "tenancy.toml", Data: []byte(src)}, generator.Options{Backend: generator.Kueue})
+	return diagnostics(t, warnings, err)
+}
+
+// diagnostics is what Check or CheckAll says: the warnings of an agreement
+// it accepts, or every diagnostic of one it refuses.
+func diagnostics(t *testing.T, warnings diag.List, err error) diag.List {
+	t.Helper()
 	var ae *generator.AgreementError
 	switch {
 	case err == nil:
@@ -25,7 +32,7 @@ func check(t *testing.T, src string) diag.List {
 	case errors.As(err, &ae):
 		return ae.Diagnostics
 	}
-	t.Fatalf("Check: unexpected error %v", err)
+	t.Fatalf("check: unexpected error %v", err)
 	return nil
 }
 

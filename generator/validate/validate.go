@@ -42,6 +42,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.guardrails()
 	v.monitoring()
 	v.components()
+	v.clusters()
 	v.r.List.Sort()
 	return v.r.List
 }

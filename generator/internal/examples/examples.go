@@ -64,3 +64,45 @@ func Sources(tb testing.TB) map[string]generator.Source {
 	}
 	return out
 }
+
+// Part is one rendering target of a shipped agreement: the agreement and,
+// for a fleet (an agreement with [clusters]), the part Options.Cluster
+// names, with Manager set for the fleet's manager (which KAI refuses).
+type Part struct {
+	Source  generator.Source
+	Cluster string
+	Manager bool
+}
+
+// Options returns opts for rendering the part.
+func (p Part) Options(opts generator.Options) generator.Options {
+	opts.Cluster = p.Cluster
+	return opts
+}
+
+// Parts returns every part of every agreement of Sources: an agreement
+// without [clusters] is one part, keyed by its path; a fleet is one part
+// per cluster (generator.Parts), keyed "path@cluster", so a test over the
+// shipped agreements renders every cluster of every fleet.
+func Parts(tb testing.TB) map[string]Part {
+	tb.Helper()
+	out := map[string]Part{}
+	for path, src := range Sources(tb) {
+		out = AddParts(tb, out, path, src)
+	}
+	return out
+}
+
+// AddParts adds src's parts to out under path, as Parts keys them; an
+// agreement that does not decode is one part, whose render fails.
+func AddParts(tb testing.TB, out map[string]Part, path string, src generator.Source) map[string]Part {
+	tb.Helper()
+	names, err := generator.Parts(src)
+	if err != nil || len(names) == 0 {
+		out[path] = Part{Source: src}
+	}
+	for i, name := range names {
+		out[path+"@"+name] = Part{Source: src, Cluster: name, Manager: i == 0}
+	}
+	return out
+}

@@ -481,9 +481,12 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // into the core API's Go types and validating their metadata.
 func TestConformsToKAI(t *testing.T) {
 	crds := kaiCRDs(t)
-	for path, src := range examples.Sources(t) {
+	for path, part := range examples.Parts(t) {
+		if part.Manager {
+			continue // KAI has no multi-cluster dispatch: a fleet's manager is Kueue's
+		}
 		t.Run(path, func(t *testing.T) {
-			res, err := generator.Render(src, generator.Options{Backend: generator.KAI})
+			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.KAI}))
 			if err != nil {
 				if strings.Contains(err.Error(), "not one per flavor") {
 					t.Skipf("refused for KAI (quotas on several flavors): %v", firstLine(err))
@@ -556,9 +559,12 @@ func TestConformsToKAI(t *testing.T) {
 // limit equals its quota; the shared subtree's limit is the capacity minus
 // the reserved guarantees; children's quotas add up to their parent's.
 func TestQueueTreeOfEveryAgreement(t *testing.T) {
-	for path, src := range examples.Sources(t) {
+	for path, part := range examples.Parts(t) {
+		if part.Manager {
+			continue // KAI has no multi-cluster dispatch: a fleet's manager is Kueue's
+		}
 		t.Run(path, func(t *testing.T) {
-			res, err := generator.Render(src, generator.Options{Backend: generator.KAI})
+			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.KAI}))
 			if err != nil {
 				if strings.Contains(err.Error(), "not one per flavor") {
 					t.Skipf("refused for KAI (quotas on several flavors): %v", firstLine(err))

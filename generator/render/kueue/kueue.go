@@ -15,6 +15,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
+	"github.com/tenancy-dev/tenancy/generator/kueueapi"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render"
 )
@@ -51,7 +52,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	typed := typedObjects(p)
 	if r.APIVersion == "v1beta1" {
 		var err error
-		if typed, err = toV1beta1(typed); err != nil {
+		if typed, err = kueueapi.ToV1beta1(typed); err != nil {
 			return nil, internal(p, err)
 		}
 	}
@@ -236,6 +237,14 @@ func clusterQueue(p *plan.Agreement, t plan.Team) *kueue.ClusterQueue {
 			StopPolicy:  stopPolicy(t),
 			FairSharing: &kueue.FairSharing{Weight: weight},
 		},
+	}
+	// A fleet's manager: every admission waits for MultiKueue to dispatch
+	// the job to a worker (plan.Agreement.Part).
+	for _, ac := range p.AdmissionChecks {
+		if cq.Spec.AdmissionChecksStrategy == nil {
+			cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{}
+		}
+		cq.Spec.AdmissionChecksStrategy.AdmissionChecks = append(cq.Spec.AdmissionChecksStrategy.AdmissionChecks, kueue.AdmissionCheckStrategyRule{Name: kueue.AdmissionCheckReference(ac)})
 	}
 	return cq
 }

@@ -349,10 +349,10 @@ func validateMeta(t *testing.T, o generator.Object, meta metav1.ObjectMeta, name
 // eachKueueRendering runs check on the Kueue rendering of every example in
 // both API versions.
 func eachKueueRendering(t *testing.T, check func(t *testing.T, api string, res *generator.Result)) {
-	for path, src := range examples.Sources(t) {
+	for path, part := range examples.Parts(t) {
 		for _, api := range []string{generator.KueueV1beta2, generator.KueueV1beta1} {
 			t.Run(path+"/"+api, func(t *testing.T) {
-				res, err := generator.Render(src, generator.Options{Backend: generator.Kueue, KueueAPI: api})
+				res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.Kueue, KueueAPI: api}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -466,6 +466,19 @@ func hub(t *testing.T, o generator.Object) metav1.Object {
 	case "Topology":
 		h, in := &kueuev1beta2.Topology{}, &kueuev1beta1.Topology{}
 		out, old, convert = h, in, func() error { return kueuev1beta1.Convert_v1beta1_Topology_To_v1beta2_Topology(in, h, nil) }
+	// A fleet's manager (render/multikueue), in the stream of a Kueue
+	// rendering.
+	case "AdmissionCheck":
+		h, in := &kueuev1beta2.AdmissionCheck{}, &kueuev1beta1.AdmissionCheck{}
+		out, old, convert = h, in, func() error { return kueuev1beta1.Convert_v1beta1_AdmissionCheck_To_v1beta2_AdmissionCheck(in, h, nil) }
+	case "MultiKueueConfig":
+		h, in := &kueuev1beta2.MultiKueueConfig{}, &kueuev1beta1.MultiKueueConfig{}
+		out, old, convert = h, in, func() error {
+			return kueuev1beta1.Convert_v1beta1_MultiKueueConfig_To_v1beta2_MultiKueueConfig(in, h, nil)
+		}
+	case "MultiKueueCluster":
+		h, in := &kueuev1beta2.MultiKueueCluster{}, &kueuev1beta1.MultiKueueCluster{}
+		out, old, convert = h, in, func() error { return in.ConvertTo(h) }
 	default:
 		t.Errorf("%s %s: unexpected Kueue kind", o.APIVersion(), o.Kind())
 		return nil
@@ -605,13 +618,13 @@ func walk(v any, path string, fn func(string, any)) {
 // TestV1beta1SaysTheSame converts each v1beta1 object back to v1beta2 with
 // Kueue's conversion functions and compares it with the v1beta2 rendering.
 func TestV1beta1SaysTheSame(t *testing.T) {
-	for path, src := range examples.Sources(t) {
+	for path, part := range examples.Parts(t) {
 		t.Run(path, func(t *testing.T) {
-			v2, err := generator.Render(src, generator.Options{KueueAPI: generator.KueueV1beta2})
+			v2, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			v1, err := generator.Render(src, generator.Options{KueueAPI: generator.KueueV1beta1})
+			v1, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.Kueue, KueueAPI: generator.KueueV1beta1}))
 			if err != nil {
 				t.Fatal(err)
 			}

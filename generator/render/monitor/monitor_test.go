@@ -58,7 +58,7 @@ func ruleCRD(t *testing.T) *crdcheck.CRD {
 func TestConformsToPrometheusOperator(t *testing.T) {
 	crd := ruleCRD(t)
 	seen := 0
-	sources := examples.Sources(t)
+	parts := examples.Parts(t)
 	// The agreement with monitoring on lives beside the goldens, not under
 	// examples/ (whose agreements the control-plane suite applies to a
 	// cluster without prometheus-operator's CRDs).
@@ -68,10 +68,13 @@ func TestConformsToPrometheusOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.Path = withMonitoring
-	sources[withMonitoring] = src
-	for path, src := range sources {
+	parts = examples.AddParts(t, parts, withMonitoring, src)
+	for path, part := range parts {
 		for _, b := range []generator.Backend{generator.Kueue, generator.KAI} {
-			res, err := generator.Render(src, generator.Options{Backend: b})
+			if part.Manager && b == generator.KAI {
+				continue // KAI has no multi-cluster dispatch: a fleet's manager is Kueue's
+			}
+			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: b}))
 			if err != nil && b == generator.KAI && strings.Contains(err.Error(), "not one per flavor") {
 				continue // refused for KAI: quotas on several flavors
 			}

@@ -54,12 +54,27 @@ var want = map[string]map[string]float64{
 // as the format requires, both backends' metrics side by side.
 func writeScenario(t *testing.T, path string) {
 	t.Helper()
+	writeOpenMetrics(t, path, writeWeek)
+}
+
+// writeOpenMetrics writes path with write, then OpenMetrics' closing line.
+func writeOpenMetrics(t *testing.T, path string, write func(*bufio.Writer)) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
+	write(w)
+	fmt.Fprintln(w, "# EOF")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeWeek writes the week's series.
+func writeWeek(w *bufio.Writer) {
 	teams := []string{"training", "research", "inference"}
 	each := func(fn func(ts time.Time)) {
 		for ts := weekStart; ts.Before(weekEnd); ts = ts.Add(scrape) {
@@ -97,10 +112,6 @@ func writeScenario(t *testing.T, path string) {
 				}
 			})
 		}
-	}
-	fmt.Fprintln(w, "# EOF")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -1,4 +1,8 @@
-package kueue
+// Package kueueapi converts Kueue objects built in Kueue's v1beta2 Go types
+// to v1beta1 with Kueue's own conversion functions, for the families that
+// render Kueue objects (render/kueue, render/multikueue) when a cluster runs
+// Kueue 0.15 or older.
+package kueueapi
 
 import (
 	"fmt"
@@ -25,11 +29,11 @@ var conversionScheme = sync.OnceValues(func() (*runtime.Scheme, error) {
 	return s, nil
 })
 
-// toV1beta1 converts the Kueue objects to kueue.x-k8s.io/v1beta1 with the
+// ToV1beta1 converts the Kueue objects to kueue.x-k8s.io/v1beta1 with the
 // scheme's conversion functions, the ones Kueue's conversion webhook runs,
 // so the older API says the same thing. Objects of other APIs pass
 // unchanged.
-func toV1beta1(objs []runtime.Object) ([]runtime.Object, error) {
+func ToV1beta1(objs []runtime.Object) ([]runtime.Object, error) {
 	scheme, err := conversionScheme()
 	if err != nil {
 		return nil, fmt.Errorf("register Kueue's API versions: %w", err)
