@@ -35,6 +35,10 @@ type Query struct {
 	// Busy names the teams (or departments: all their teams) of the busy
 	// scenario; empty computes no busy scenario.
 	Busy []string
+	// Windows, when set, is applied instead of At's: the lending windows
+	// open in it (schedule.At's state, or one a caller builds, such as one
+	// window open, as diff does).
+	Windows *schedule.State
 }
 
 // Share is what a team runs in a scenario, in the backend's units: exactly
@@ -110,7 +114,9 @@ func Compute(p *plan.Agreement, b gpu.Backend, q Query) (*Report, error) {
 	}
 	at := p
 	r := &Report{Backend: b}
-	if !q.At.IsZero() {
+	if q.Windows != nil {
+		at = schedule.Apply(p, *q.Windows)
+	} else if !q.At.IsZero() {
 		t := q.At.UTC()
 		r.At = &t
 		if p.HasWindows() {

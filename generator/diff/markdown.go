@@ -87,6 +87,32 @@ func markdownSummary(r *Report) []string {
 			add("- %s\n", cell(l))
 		}
 	}
+	if header, rows := contentionTable(r.Summary); len(rows) > 0 {
+		cols := []string{""}
+		align := []string{":-:"}
+		for _, h := range header[1:] {
+			cols = append(cols, strings.ToUpper(h[:1])+strings.ToLower(h[1:]))
+			switch h {
+			case "GUARANTEED", "ALONE", "ALL BUSY":
+				align = append(align, "--:")
+			default:
+				align = append(align, "---")
+			}
+		}
+		add("\n#### Contention\n\nWhat each team the change touches runs alone and with every team busy (`tenancy explain --contention`; a range: first come).\n\n| %s |\n|%s|\n", strings.Join(cols, " | ")[1:], strings.Join(align, "|"))
+		for _, rw := range rows {
+			cells := []string{opWord(rw.op)}
+			for i, c := range rw.cells[1:] {
+				switch header[i+1] {
+				case "GUARANTEED", "ALONE", "ALL BUSY":
+					cells = append(cells, emph(rw.op, c))
+				default:
+					cells = append(cells, cell(c))
+				}
+			}
+			add("| %s |\n", strings.Join(cells, " | "))
+		}
+	}
 	if len(r.Summary.Priorities) > 0 {
 		add("\n#### Priorities\n\n| | Priority | Value | Preemptible | May borrow (Kueue) | May borrow (KAI) | KAI PriorityClass |\n|:-:|---|--:|---|---|---|--:|\n")
 		for _, rw := range priorityRows(r.Summary) {
