@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/contention"
@@ -18,8 +19,8 @@ import (
 // is there too.
 type ContentionChange struct {
 	// When is the state of the lending windows: empty outside every
-	// window, else the one window open ("while inference's window 1 (...)
-	// is open").
+	// window, else the windows of one schedule open ("while inference's
+	// window (20:00 to 06:00 UTC every day) is open").
 	When       string                  `json:"when,omitempty"`
 	Flavor     string                  `json:"flavor"`
 	Team       string                  `json:"team"`
@@ -41,44 +42,61 @@ func (c ContentionChange) Less() bool {
 }
 
 // windowState is one state of the lending windows diff compares in: none
-// open (the zero value), or one team's window open.
+// open (the zero value), or every window of one schedule open, the way
+// they open together on the clock. One state per distinct schedule keeps
+// the cost to a few computations however many teams have windows.
 type windowState struct {
-	team  string
-	index int
-	label string
+	schedule string // the windows' Describe(); empty: none open
+	label    string
 }
 
 // windowStates are the states contention is compared in: outside every
-// window, then each window of either side open alone (by team, then index),
-// so a change that only matters at night shows.
+// window, then each schedule of either side's windows open.
 func windowStates(old, new *plan.Agreement) []windowState {
-	out := []windowState{{index: -1}}
-	seen := map[[2]any]bool{}
+	var schedules []string
+	teams := map[string][]string{}
 	for _, p := range []*plan.Agreement{new, old} {
 		for i := range p.Teams {
 			t := &p.Teams[i]
 			for j := range t.Windows {
-				k := [2]any{t.Name, j}
-				if seen[k] {
-					continue
+				d := t.Windows[j].Schedule.Describe()
+				if _, ok := teams[d]; !ok {
+					schedules = append(schedules, d)
 				}
-				seen[k] = true
-				out = append(out, windowState{team: t.Name, index: j,
-					label: fmt.Sprintf("while %s's window %d (%s) is open", t.Name, j+1, t.Windows[j].Schedule.Describe())})
+				if !slices.Contains(teams[d], t.Name) {
+					teams[d] = append(teams[d], t.Name)
+				}
 			}
 		}
+	}
+	out := []windowState{{}}
+	for _, d := range schedules {
+		who := teams[d]
+		slices.Sort(who)
+		label := fmt.Sprintf("while %s's window (%s) is open", who[0], d)
+		switch {
+		case len(who) > 3:
+			label = fmt.Sprintf("while the windows of %d teams (%s) are open", len(who), d)
+		case len(who) > 1:
+			label = fmt.Sprintf("while the windows of %s (%s) are open", strings.Join(who, ", "), d)
+		}
+		out = append(out, windowState{schedule: d, label: label})
 	}
 	return out
 }
 
-// query is the contention query of a state on one side: the window open
-// when that side has it, nothing open otherwise.
+// query is the contention query of a state on one side: the windows of
+// that schedule the side has, open.
 func (w windowState) query(p *plan.Agreement) contention.Query {
 	s := &schedule.State{Quotas: map[string][]plan.Quota{}}
-	if w.team != "" {
+	if w.schedule != "" {
 		for i := range p.Teams {
-			if t := &p.Teams[i]; t.Name == w.team && w.index < len(t.Windows) {
-				s.Quotas[t.Name] = t.Windows[w.index].Quotas
+			t := &p.Teams[i]
+			for j := range t.Windows {
+				if t.Windows[j].Schedule.Describe() == w.schedule {
+					s.Quotas[t.Name] = t.Windows[j].Quotas
+					break
+				}
 			}
 		}
 	}
@@ -113,7 +131,7 @@ func compareContention(old, new *generator.Result) ([]ContentionChange, error) {
 		}
 		for _, c := range contentionChanges(w.label, old.Plan, new.Plan, before, after) {
 			k := key{c.Flavor, c.Team}
-			if w.team == "" {
+			if w.schedule == "" {
 				outside[k] = shares{c.Alone, c.AllBusy}
 			} else if o, ok := outside[k]; ok && same(o.alone, c.Alone) && same(o.allBusy, c.AllBusy) {
 				continue
