@@ -1,12 +1,14 @@
 package generator_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/contention"
+	"github.com/tenancy-dev/tenancy/generator/diff"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
@@ -75,5 +77,37 @@ func BenchmarkContention(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkDiffContention times diff.Compare on two renderings of each
+// agreement, the new one with the first team's guarantee lowered by one
+// (rendering both sides is BenchmarkRender's): the comparison of every
+// object, and the contention section, which computes both sides' alone and
+// all-busy outcomes.
+func BenchmarkDiffContention(b *testing.B) {
+	for _, a := range contentionAgreements(b) {
+		opts := generator.Options{Backend: generator.Kueue}
+		old, err := generator.Render(a.src, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		changed := bytes.Replace(a.src.Data, []byte("guaranteed = 8\n"), []byte("guaranteed = 7\n"), 1)
+		new, err := generator.Render(generator.Source{Path: a.src.Path, Data: changed}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(a.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := diff.Compare(diff.Side{Label: "old", Result: old}, diff.Side{Label: "new", Result: new})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(r.Summary.Contention) == 0 {
+					b.Fatal("no contention change: the change did not land")
+				}
+			}
+		})
 	}
 }

@@ -146,6 +146,7 @@ func compareContention(old, new *generator.Result) ([]ContentionChange, error) {
 // outcome differs, flavor by flavor in the new side's order, teams by name.
 func contentionChanges(when string, oldPlan, newPlan *plan.Agreement, before, after *contention.Report) []ContentionChange {
 	type key struct{ flavor, team string }
+	oldTeams, newTeams := byName(oldPlan), byName(newPlan)
 	olds := map[key]*contention.Outcome{}
 	for i := range before.Flavors {
 		f := &before.Flavors[i]
@@ -166,7 +167,7 @@ func contentionChanges(when string, oldPlan, newPlan *plan.Agreement, before, af
 			c.Guaranteed.New, c.Alone.New, c.AllBusy.New = &n.Guaranteed, &n.Alone, &n.AllBusy
 		}
 		c.Team = name
-		c.QuotaChanged = teamNumbers(oldPlan, name, flavor) != teamNumbers(newPlan, name, flavor)
+		c.QuotaChanged = teamNumbers(oldTeams, name, flavor) != teamNumbers(newTeams, name, flavor)
 		// A team whose quota changes is listed outside the windows
 		// whatever its outcome; in a window state only where it moves.
 		if (c.QuotaChanged && when == "") || c.Alone.Changed() || c.AllBusy.Changed() {
@@ -193,15 +194,22 @@ func contentionChanges(when string, oldPlan, newPlan *plan.Agreement, before, af
 }
 
 // teamNumbers is a team's guaranteed, lendable and borrow of a flavor,
-// zero when absent.
-func teamNumbers(p *plan.Agreement, team, flavor string) [3]int64 {
-	for i := range p.Teams {
-		if p.Teams[i].Name == team {
-			q := p.Teams[i].Quota(flavor)
-			return [3]int64{q.Guaranteed, q.Lendable, q.Borrow}
-		}
+// zero when absent; teams indexes a plan's teams by name (byName), so
+// 10,000 teams are not 10,000 scans.
+func teamNumbers(teams map[string]*plan.Team, team, flavor string) [3]int64 {
+	if t := teams[team]; t != nil {
+		q := t.Quota(flavor)
+		return [3]int64{q.Guaranteed, q.Lendable, q.Borrow}
 	}
 	return [3]int64{}
+}
+
+func byName(p *plan.Agreement) map[string]*plan.Team {
+	out := make(map[string]*plan.Team, len(p.Teams))
+	for i := range p.Teams {
+		out[p.Teams[i].Name] = &p.Teams[i]
+	}
+	return out
 }
 
 // contentionTable is the text and Markdown table: its header and rows
