@@ -201,6 +201,30 @@ func TestCompute(t *testing.T) {
 				"platform": {8, "12", "8", "0", ""},
 			},
 		},
+		// Numbers the real KAI gave in make e2e (docs/kai.md): genomics
+		// alone 20 (TestKAIDepartmentsReclaimAcrossDepartments' first
+		// step); with music busy, KAI reclaims 4 and genomics keeps 16,
+		// music its 8 (its last); all busy, genomics 12 (its 8 and
+		// science's surplus 4), music 8, physics 4, platform 8
+		// (TestKAIDepartmentsSurplusBeforeOtherDepartments).
+		"kai: kai-departments as measured": {
+			src: readFile(t, "test", "e2e", "testdata", "kai-departments.toml"), backend: gpu.KAI, busy: []string{"genomics", "music"}, flavor: "h100",
+			want: map[string]row{
+				"genomics": {8, "20", "12", "16", ""},
+				"music":    {8, "16", "8", "8", ""},
+				"physics":  {4, "4", "4", "0", ""},
+				"platform": {8, "8", "8", "0", ""},
+			},
+		},
+		// TestKAIWeightsShareSurplus: b (weight 3) 14, c 10.
+		"kai: kai-weights as measured": {
+			src: readFile(t, "test", "e2e", "testdata", "kai-weights.toml"), backend: gpu.KAI, busy: []string{"b", "c"}, flavor: "h100",
+			want: map[string]row{
+				"a": {8, "16", "8", "0", ""},
+				"b": {8, "16", "8", "14", ""},
+				"c": {8, "16", "8", "10", ""},
+			},
+		},
 		// The windows issue's agreement on a Monday afternoon: inference
 		// lends nothing, research alone runs its 8.
 		"kueue: outside the window": {
