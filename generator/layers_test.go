@@ -17,9 +17,12 @@ var families = []string{"render/guard", "render/kai", "render/kueue", "render/mo
 // TestLayers, so a new package says where it stands. "render/*" stands for
 // every family.
 var layers = map[string][]string{
-	"":                    nil, // the facade: it wires every step
-	"agreement":           {"validate", "plan", "render", "render/*", "gpu"},
-	"chargeback":          {"load", "agreement", "validate", "render", "render/*"},
+	"":           nil, // the facade: it wires every step
+	"agreement":  {"validate", "plan", "render", "render/*", "gpu"},
+	"chargeback": {"load", "agreement", "validate", "render", "render/*"},
+	// Contention reads a plan and the vocabulary; its backends' trees are
+	// written from the renderers' rules, never by importing them.
+	"contention":          {"load", "agreement", "validate", "render", "render/*", "chargeback"},
 	"diag":                {"load", "agreement", "validate", "plan", "render", "render/*", "gpu"},
 	"diff":                {"load", "agreement", "validate"},
 	"encode":              {"load", "agreement", "validate", "plan", "render/*"},

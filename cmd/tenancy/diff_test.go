@@ -402,6 +402,13 @@ func TestDiffMarkdownStaysUnderTheCommentLimit(t *testing.T) {
 	if o, c := strings.Count(stdout, "<details>"), strings.Count(stdout, "</details>"); o != c || o == 0 {
 		t.Errorf("%d <details> and %d </details>", o, c)
 	}
+	// The contention and approval tables keep 50 rows each, so that the
+	// object diffs are not crowded out.
+	for _, more := range []string{"… and 250 more teams", "… and 250 more parts"} {
+		if !strings.Contains(stdout, more) {
+			t.Errorf("the markdown does not say %q", more)
+		}
+	}
 	// The text output is not cut.
 	text, _, _ := runIn(dir, "diff", "old.toml", "new.toml")
 	if strings.Count(text, "~ ClusterQueue team-") != 300 {

@@ -17,7 +17,7 @@ import (
 )
 
 func runExplain(e *env, args []string) int {
-	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [--cluster NAME] [FILE]", `
+	fs := newFlagSet(e, "explain", "explain [--backend kueue|kai] [--cluster NAME] [--contention [--busy TEAM,...] [--output text|json]] [FILE]", `
 Print the agreement in FILE (default ./tenancy.toml; - reads it from stdin)
 as tables a person reads: the GPU pool, each flavor's capacity and how much
 of it is guaranteed, each team's namespaces, reclaim policy, fair-sharing
@@ -33,8 +33,19 @@ agreement's backend key names, Kueue's without the key, or --backend's. On
 any error the exit status is 1, the problems are on stderr and nothing is
 written to stdout.
 
+--contention prints instead what each team runs when teams compete, per
+flavor: its guarantee, what it runs alone (every other team idle), with
+every team busy, and with --busy's teams busy (a department's name stands for
+its teams), on each backend the warnings are for. A range such as 16-24 is
+the least and the most a team gets as the order in which work arrives
+decides (Kueue without fair sharing; a tie in KAI's rounding); the rules
+each backend follows are printed below the tables. --output json writes the
+same as JSON for tools (docs in README, "Contention").
+
 Examples:
   tenancy explain                                  # ./tenancy.toml
+  tenancy explain --contention                     # alone and all busy
+  tenancy explain --contention --busy training,research --output json
   tenancy explain --backend kai                    # what KAI cannot hold of it
   git show main:tenancy.toml | tenancy explain -   # the agreement on main
   tenancy explain --at 2026-12-07T21:00:00+01:00   # lending windows at an instant
@@ -47,6 +58,9 @@ job runs in one cluster); --cluster explains one part as that cluster holds
 it.`)
 	backend := fs.String("backend", "", backendUsage("explain for"))
 	cluster := fs.String("cluster", "", clusterUsage)
+	withContention := fs.Bool("contention", false, "print what each team runs alone, with every team busy and with --busy's teams busy, instead of the agreement's tables")
+	busyFlag := fs.String("busy", "", "with --contention: the teams (or departments) busy in the scenario, comma-separated")
+	output := fs.StringP("output", "o", "text", "with --contention: text or json")
 	atFlag := fs.String("at", "now", "the instant lending windows are shown at, as report's --from and --to: RFC 3339 (2026-12-07T21:00:00+01:00) or relative (-12h, -1d, now); shown in UTC")
 	positional, code, ok := parseArgs(e, fs, args)
 	if !ok {
@@ -67,13 +81,27 @@ it.`)
 		return exitUsage
 	}
 	opts = withCluster(opts, *cluster)
+	var busy []string
+	if fs.Changed("busy") {
+		busy = strings.Split(*busyFlag, ",")
+	}
+	if msg := contentionUsage(*withContention, fs.Changed("busy"), busy, *output); msg != "" {
+		fmt.Fprintf(e.stderr, "tenancy explain: %s\nRun 'tenancy explain --help' for usage.\n", msg)
+		return exitUsage
+	}
 	p, warnings, code := checkFile(e, path, opts, generator.CheckAll)
 	if p == nil {
 		return code
 	}
 	// Built whole, then written once: an error never leaves half a table.
 	var out bytes.Buffer
-	writeExplanation(&out, agreementName(path), p, opts, warnings, at)
+	if *withContention {
+		if code := explainContention(e, &out, agreementName(path), p, opts, busy, at, *output); code != exitOK {
+			return code
+		}
+	} else {
+		writeExplanation(&out, agreementName(path), p, opts, warnings, at)
+	}
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		fmt.Fprintf(e.stderr, "tenancy explain: write output: %v\n", err)
 		return exitFailure

@@ -25,6 +25,12 @@ func TestExplainGolden(t *testing.T) {
 		"warnings-and-unassigned": {dir: "testdata/explain/warnings-and-unassigned"},
 		// Which priorities may borrow under each backend.
 		"non-preemptible": {dir: "testdata/explain/non-preemptible"},
+		// What each team runs under contention (issue 31): Kueue's first
+		// come, KAI's weights, departments, JSON for tools.
+		"contention-reference":       {dir: "../..", args: []string{"--contention", "--busy", "training,inference", "tenancy.toml"}},
+		"contention-departments":     {dir: "../..", args: []string{"--contention", "--busy", "genomics,platform", "examples/departments/tenancy.toml"}},
+		"contention-departments-kai": {dir: "../..", args: []string{"--contention", "--backend", "kai", "--busy", "science", "examples/departments/tenancy.toml"}},
+		"contention-json":            {dir: "../..", args: []string{"--contention", "--busy", "search", "--output", "json", "examples/departments/tenancy.toml"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -178,7 +184,7 @@ func TestExplainHelp(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("stderr = %q, want empty", stderr)
 	}
-	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [--cluster NAME] [FILE]\n\nPrint the agreement in FILE") {
+	if !strings.HasPrefix(stdout, "Usage:\n  tenancy explain [--backend kueue|kai] [--cluster NAME] [--contention [--busy TEAM,...] [--output text|json]] [FILE]\n\nPrint the agreement in FILE") {
 		t.Errorf("help does not start with the synopsis and description:\n%s", stdout)
 	}
 }

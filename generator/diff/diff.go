@@ -150,6 +150,11 @@ func Compare(old, new Side) (*Report, error) {
 	// Empty lists, not nulls, in JSON: tools iterate without checking.
 	r := &Report{Old: old.Label, New: new.Label, Objects: []ObjectChange{}}
 	r.Summary = summarize(planOf(old.Result), planOf(new.Result), warningsOf(old.Result), warningsOf(new.Result))
+	contention, err := compareContention(old.Result, new.Result)
+	if err != nil {
+		return nil, fmt.Errorf("contention: %w", err)
+	}
+	r.Summary.Contention = contention
 
 	oldObjs, err := index(old.Result)
 	if err != nil {

@@ -87,6 +87,33 @@ func markdownSummary(r *Report) []string {
 			add("- %s\n", cell(l))
 		}
 	}
+	if header, rows := contentionTable(r.Summary); len(rows) > 0 {
+		cols := []string{""}
+		align := []string{":-:"}
+		for _, h := range header[1:] {
+			cols = append(cols, strings.ToUpper(h[:1])+strings.ToLower(h[1:]))
+			switch h {
+			case "GUARANTEED", "ALONE", "ALL BUSY":
+				align = append(align, "--:")
+			default:
+				align = append(align, "---")
+			}
+		}
+		add("\n#### Contention\n\nWhat each team the change touches runs alone and with every team busy (`tenancy explain --contention`; a range: first come).\n\n| %s |\n|%s|\n", strings.Join(cols, " | ")[1:], strings.Join(align, "|"))
+		for _, rw := range rows[:min(len(rows), markdownRowsPerTable)] {
+			cells := []string{opWord(rw.op)}
+			for i, c := range rw.cells[1:] {
+				switch header[i+1] {
+				case "GUARANTEED", "ALONE", "ALL BUSY":
+					cells = append(cells, emph(rw.op, c))
+				default:
+					cells = append(cells, cell(c))
+				}
+			}
+			add("| %s |\n", strings.Join(cells, " | "))
+		}
+		add("%s", moreRows(len(rows), "teams"))
+	}
 	if len(r.Summary.Priorities) > 0 {
 		add("\n#### Priorities\n\n| | Priority | Value | Preemptible | May borrow (Kueue) | May borrow (KAI) | KAI PriorityClass |\n|:-:|---|--:|---|---|---|--:|\n")
 		for _, rw := range priorityRows(r.Summary) {
@@ -107,13 +134,14 @@ func markdownSummary(r *Report) []string {
 	}
 	if len(r.Summary.Approvals) > 0 {
 		add("\n#### Approvals needed\n\n| Part | Owners | Why |\n|---|---|---|\n")
-		for _, a := range r.Summary.Approvals {
+		for _, a := range r.Summary.Approvals[:min(len(r.Summary.Approvals), markdownRowsPerTable)] {
 			who := "_no owners named_"
 			if len(a.Owners) > 0 {
 				who = cell(strings.Join(a.Owners, " "))
 			}
 			add("| %s | %s | %s |\n", cell(a.Part), who, cell(strings.Join(a.Why, "; ")))
 		}
+		add("%s", moreRows(len(r.Summary.Approvals), "parts"))
 	}
 	add("\n")
 	for _, f := range r.Summary.Flavors {
@@ -122,6 +150,21 @@ func markdownSummary(r *Report) []string {
 		}
 	}
 	return blocks
+}
+
+// markdownRowsPerTable caps the contention and approval tables of a PR
+// comment: a change to hundreds of teams would otherwise fill GitHub's
+// comment limit with rows the teams table already names, and leave no room
+// for a single object diff. The text and JSON outputs keep every row.
+const markdownRowsPerTable = 50
+
+// moreRows says how many rows of a table over markdownRowsPerTable were
+// left out, and where to find them; "" when none were.
+func moreRows(n int, what string) string {
+	if n <= markdownRowsPerTable {
+		return ""
+	}
+	return fmt.Sprintf("\n_… and %d more %s: `tenancy diff` without `--output markdown` lists them all._\n", n-markdownRowsPerTable, what)
 }
 
 // markdownObjects is a block per added, removed or changed object of r.

@@ -74,6 +74,11 @@ type Summary struct {
 	// Priorities lists every priority, and which backends let its work
 	// borrow, when any priority changes; it is empty otherwise.
 	Priorities []PriorityChange `json:"priorities,omitempty"`
+	// Contention lists, before → after, what each team the change touches
+	// runs alone and with every team busy, on the backend rendered for, in
+	// every state of the lending windows; absent when none is touched or a
+	// side is missing.
+	Contention []ContentionChange `json:"contention,omitempty"`
 	// Losses calls out every team that loses guaranteed GPUs of a flavor,
 	// including teams and flavors that are removed.
 	Losses []Loss `json:"losses"`

@@ -58,6 +58,11 @@ func (p *textPrinter) report(r *Report) {
 			p.line("", "  "+l)
 		}
 	}
+	if header, rows := contentionTable(r.Summary); len(rows) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "Contention (what each team runs alone and with every team busy; a range: first come)")
+		p.table(header, rows)
+	}
 	if len(r.Summary.Priorities) > 0 {
 		p.line("", "")
 		p.line(sgrBold, "Priorities")

@@ -1,0 +1,113 @@
+package generator_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/contention"
+	"github.com/tenancy-dev/tenancy/generator/diff"
+	"github.com/tenancy-dev/tenancy/generator/plan"
+)
+
+// contentionAgreements are the agreements the issue times explain
+// --contention on: examples/large (300 teams, two flavors, Kueue only: KAI
+// refuses quotas on two flavors) and the synthetic 10,000 teams.
+func contentionAgreements(b *testing.B) []struct {
+	name     string
+	src      generator.Source
+	backends []generator.Backend
+} {
+	large, err := os.ReadFile(filepath.Join("..", "examples", "large", "tenancy.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []struct {
+		name     string
+		src      generator.Source
+		backends []generator.Backend
+	}{
+		{"large", generator.Source{Path: "tenancy.toml", Data: large}, []generator.Backend{generator.Kueue}},
+		{"teams=10000", benchAgreement(b, 10000), []generator.Backend{generator.Kueue, generator.KAI}},
+	}
+}
+
+// busyHalf names every other team of p: a busy set as large as it gets.
+func busyHalf(p *plan.Agreement) []string {
+	var out []string
+	for i := 0; i < len(p.Teams); i += 2 {
+		out = append(out, p.Teams[i].Name)
+	}
+	return out
+}
+
+// BenchmarkContention times what explain --contention --busy does: check the
+// agreement (check=yes, what the command runs first) and compute alone, all
+// busy and a busy set of half the teams; check=no times the computation
+// alone, on the checked plan.
+func BenchmarkContention(b *testing.B) {
+	for _, a := range contentionAgreements(b) {
+		for _, backend := range a.backends {
+			opts := generator.Options{Backend: backend}
+			p, _, err := generator.CheckAll(a.src, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q := contention.Query{Busy: busyHalf(p)}
+			b.Run(a.name+"/backend="+string(backend)+"/check=yes", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					p, _, err := generator.CheckAll(a.src, opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := generator.Contention(p, opts, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(a.name+"/backend="+string(backend)+"/check=no", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := generator.Contention(p, opts, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDiffContention times diff.Compare on two renderings of each
+// agreement, the new one with the first team's guarantee lowered by one
+// (rendering both sides is BenchmarkRender's): the comparison of every
+// object, and the contention section, which computes both sides' alone and
+// all-busy outcomes.
+func BenchmarkDiffContention(b *testing.B) {
+	for _, a := range contentionAgreements(b) {
+		opts := generator.Options{Backend: generator.Kueue}
+		old, err := generator.Render(a.src, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		changed := bytes.Replace(a.src.Data, []byte("guaranteed = 8\n"), []byte("guaranteed = 7\n"), 1)
+		new, err := generator.Render(generator.Source{Path: a.src.Path, Data: changed}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(a.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := diff.Compare(diff.Side{Label: "old", Result: old}, diff.Side{Label: "new", Result: new})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(r.Summary.Contention) == 0 {
+					b.Fatal("no contention change: the change did not land")
+				}
+			}
+		})
+	}
+}
