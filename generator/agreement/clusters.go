@@ -11,13 +11,19 @@ import (
 // a department's clusters table (the full form; the shorthand is a number,
 // the guarantee).
 var (
-	clusterKeys      = []string{"manager", "flavors", "kubeconfig_secret"}
+	clusterKeys      = []string{"manager", "flavors", "kubeconfig_secret", "dispatcher"}
 	clusterShareKeys = []string{"guaranteed", "lendable", "borrow"}
 )
 
 // DefaultManager names the manager's part of a fleet whose [clusters] names
 // no manager.
 const DefaultManager = "manager"
+
+// DefaultDispatcher is the user the manager's MultiKueue acts as in a
+// worker: the service account of Kueue's own kubeconfig script
+// (site/static/examples/multikueue/create-multikueue-kubeconfig.sh), which
+// README's recipe for the worker's Secret creates.
+const DefaultDispatcher = "system:serviceaccount:kueue-system:multikueue-sa"
 
 // Cluster is a [clusters.NAME] table: the manager (manager = true; it has no
 // GPUs of its own, it admits and dispatches) or a worker cluster with its
@@ -37,6 +43,11 @@ type Cluster struct {
 	// namespace on the manager that reaches this worker; Defaulted to the
 	// cluster's name.
 	KubeconfigSecret Str
+	// Dispatcher is the user of that kubeconfig in the worker: the only
+	// requester, besides the trusted controllers, that the worker's
+	// guardrails let create GPU work there. Defaulted to
+	// DefaultDispatcher.
+	Dispatcher Str
 }
 
 // ClusterFlavor is one entry of a cluster's flavors table.
@@ -80,6 +91,7 @@ func (d *decoder) clusters(v *load.Value) []*Cluster {
 		c := &Cluster{Name: name, Pos: cv.KeyPos, Path: cpath}
 		c.Manager = d.bool(t.Get("manager"), cpath.Child("manager"))
 		c.KubeconfigSecret = d.str(t.Get("kubeconfig_secret"), cpath.Child("kubeconfig_secret"))
+		c.Dispatcher = d.str(t.Get("dispatcher"), cpath.Child("dispatcher"))
 		fpath := cpath.Child("flavors")
 		if fv := t.Get("flavors"); fv != nil {
 			c.FlavorsPos = fv.Pos
@@ -121,12 +133,15 @@ func (d *decoder) clusterShares(v *load.Value, path *field.Path) []*ClusterShare
 	return out
 }
 
-// defaultClusters names each worker's kubeconfig Secret after the worker
-// when the agreement does not.
+// defaultClusters names each worker's kubeconfig Secret after the worker,
+// and its dispatcher Kueue's service account, when the agreement does not.
 func defaultClusters(a *Agreement) {
 	for _, c := range a.Clusters {
 		if c.KubeconfigSecret.State == Unset {
 			c.KubeconfigSecret = Str{Value: c.Name, State: Defaulted, Pos: c.Pos, Path: c.KubeconfigSecret.Path}
+		}
+		if c.Dispatcher.State == Unset {
+			c.Dispatcher = Str{Value: DefaultDispatcher, State: Defaulted, Pos: c.Pos, Path: c.Dispatcher.Path}
 		}
 	}
 }

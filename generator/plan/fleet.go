@@ -31,6 +31,11 @@ type Worker struct {
 	// KubeconfigSecret names the Secret (key "kubeconfig") in Kueue's
 	// namespace on the manager through which the manager reaches it.
 	KubeconfigSecret string
+	// Dispatcher is the user of that kubeconfig in the worker, as which
+	// the manager's MultiKueue creates the copies of the jobs it
+	// dispatches: the only requester, besides the trusted controllers,
+	// that the worker's guardrails let create GPU work.
+	Dispatcher string
 	// Capacity is its GPUs per flavor of the agreement, in flavor order (0
 	// for a flavor it does not list).
 	Capacity []Capacity
@@ -95,6 +100,15 @@ func (q Quota) Share(cluster string) Share {
 		}
 	}
 	return Share{Cluster: cluster}
+}
+
+// Worker returns the worker whose part the plan is; nil for a manager's
+// part and for a whole agreement.
+func (a *Agreement) Worker() *Worker {
+	if a.Fleet == nil || a.Cluster == "" {
+		return nil
+	}
+	return a.Fleet.Worker(a.Cluster)
 }
 
 // IsManager reports whether the plan is a fleet manager's part.
@@ -167,7 +181,7 @@ func buildFleet(a *agreement.Agreement, p *Agreement) *Fleet {
 			}
 			continue
 		}
-		w := Worker{Name: c.Name, KubeconfigSecret: c.KubeconfigSecret.Value, Origin: origin(c.Pos, c.Path)}
+		w := Worker{Name: c.Name, KubeconfigSecret: c.KubeconfigSecret.Value, Dispatcher: c.Dispatcher.Value, Origin: origin(c.Pos, c.Path)}
 		for _, fl := range p.Flavors {
 			capacity := Capacity{Flavor: fl.Name, Origin: w.Origin}
 			for _, cf := range c.Flavors {

@@ -45,6 +45,7 @@ manager = true
 [clusters.west]
 flavors = { h100 = 16 }
 kubeconfig_secret = "west-kubeconfig"
+dispatcher = "system:serviceaccount:kueue-system:west-dispatcher"
 [clusters.east]
 flavors = { h100 = 32 }
 `
@@ -128,17 +129,30 @@ lendable = 6
 }
 
 // TestBuildFleet: workers sorted, each with its capacity per flavor and
-// kubeconfig Secret (its name by default); the manager's name; nil
-// without [clusters].
+// kubeconfig Secret (its name by default) and dispatcher (Kueue's
+// multikueue-sa by default); the manager's name; the worker a part is;
+// nil without [clusters].
 func TestBuildFleet(t *testing.T) {
 	p := plan.Build(sourcetest.Decode(t, fleet+"[teams.a]\n"))
 	want := &plan.Fleet{Manager: "hub", AdmissionCheck: "gpu-pool", Workers: []plan.Worker{
-		{Name: "east", KubeconfigSecret: "east", Capacity: []plan.Capacity{{Flavor: "h100", GPUs: 32}}},
-		{Name: "west", KubeconfigSecret: "west-kubeconfig", Capacity: []plan.Capacity{{Flavor: "h100", GPUs: 16}}},
+		{Name: "east", KubeconfigSecret: "east", Dispatcher: "system:serviceaccount:kueue-system:multikueue-sa", Capacity: []plan.Capacity{{Flavor: "h100", GPUs: 32}}},
+		{Name: "west", KubeconfigSecret: "west-kubeconfig", Dispatcher: "system:serviceaccount:kueue-system:west-dispatcher", Capacity: []plan.Capacity{{Flavor: "h100", GPUs: 16}}},
 	}}
 	ignore := cmpopts.IgnoreTypes(diag.Origin{})
 	if diff := cmp.Diff(want, p.Fleet, ignore); diff != "" {
 		t.Errorf("fleet (-want,+got):\n%s", diff)
+	}
+	for part, want := range map[string]string{"hub": "", "east": "east", "west": "west"} {
+		var got string
+		if w := p.Part(part).Worker(); w != nil {
+			got = w.Name
+		}
+		if got != want {
+			t.Errorf("part %s is worker %q, want %q", part, got, want)
+		}
+	}
+	if p.Worker() != nil {
+		t.Errorf("the whole agreement is worker %+v", p.Worker())
 	}
 	if p := plan.Build(sourcetest.Decode(t, twoFlavors)); p.Fleet != nil || p.Parts() != nil {
 		t.Errorf("an agreement without [clusters] has a fleet: %+v", p.Fleet)

@@ -40,6 +40,9 @@ func (v *validator) clusters() {
 			if c.KubeconfigSecret.IsSet() {
 				v.errorf(field.ErrorTypeForbidden, c.KubeconfigSecret.Pos, c.KubeconfigSecret.Path, "the manager is reached by no kubeconfig Secret: it holds the workers' Secrets")
 			}
+			if c.Dispatcher.IsSet() {
+				v.errorf(field.ErrorTypeForbidden, c.Dispatcher.Pos, c.Dispatcher.Path, "the manager has no dispatcher: it is the dispatcher, acting in each worker as that worker's dispatcher")
+			}
 			continue
 		}
 		workers[c.Name] = true
@@ -53,6 +56,9 @@ func (v *validator) clusters() {
 		}
 		if c.KubeconfigSecret.IsSet() {
 			v.dnsLabel(c.KubeconfigSecret.Pos, c.KubeconfigSecret.Path, c.KubeconfigSecret.Value)
+		}
+		if c.Dispatcher.IsSet() {
+			v.userName(c.Dispatcher, "a dispatcher")
 		}
 		for _, f := range c.Flavors {
 			path := f.GPUs.Path

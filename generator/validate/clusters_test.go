@@ -98,6 +98,24 @@ flavors = { h100 = 16 }
 			e(7, 11, "clusters.hub.flavors", field.ErrorTypeForbidden),
 			e(9, 11, "clusters.boss.manager", field.ErrorTypeDuplicate),
 		}},
+		"a dispatcher names a user, and only a worker has one": {src: `version = 1
+name = "p"
+[flavors.h100]
+capacity = 16
+[clusters.hub]
+manager = true
+dispatcher = "system:serviceaccount:kueue-system:multikueue-sa"
+[clusters.east]
+flavors = { h100 = 8 }
+dispatcher = "multikueue sa"
+[clusters.west]
+flavors = { h100 = 8 }
+dispatcher = "system:serviceaccount:kueue-system:west"
+[teams.a]
+`, want: diag.List{
+			e(7, 14, "clusters.hub.dispatcher", field.ErrorTypeForbidden),
+			e(10, 14, "clusters.east.dispatcher", field.ErrorTypeInvalid),
+		}},
 		"lendable and borrow per cluster": {src: fleetHeader + `[teams.a]
 guaranteed = 16
 lendable = 4

@@ -33,11 +33,16 @@ func (v *validator) guardrails() {
 		}
 		seen[ns.Value] = true
 	}
-	// The names travel space-separated in the guardrails' parameter object.
 	for _, c := range g.TrustedControllers {
-		if c.Value == "" || strings.ContainsAny(c.Value, " \t\r\n") {
-			v.errorf(field.ErrorTypeInvalid, c.Pos, c.Path, "a trusted controller is a user name without blanks, such as system:serviceaccount:<namespace>:<name>; got %q", c.Value)
-		}
+		v.userName(c, "a trusted controller")
+	}
+}
+
+// userName reports a value that is no user name the guardrails can compare
+// with a request's (what names what the value is): empty, or with blanks.
+func (v *validator) userName(s agreement.Str, what string) {
+	if s.Value == "" || strings.ContainsAny(s.Value, " \t\r\n") {
+		v.errorf(field.ErrorTypeInvalid, s.Pos, s.Path, "%s is a user name without blanks, such as system:serviceaccount:<namespace>:<name>; got %q", what, s.Value)
 	}
 }
 

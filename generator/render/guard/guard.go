@@ -99,7 +99,13 @@ func data(p *plan.Agreement, b render.Backend) agreementData {
 			most[t.Name][res] = mostUsable(p, t, res)
 		}
 	}
-	return agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers, most: most}
+	d := agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers, most: most}
+	// A Kueue worker of a fleet takes GPU work only from the manager's
+	// MultiKueue; a KAI worker is a standalone cluster (no dispatch).
+	if w := p.Worker(); w != nil && b == render.Kueue {
+		d.worker = &workerData{cluster: w.Name, manager: p.Fleet.Manager, dispatcher: w.Dispatcher}
+	}
+	return d
 }
 
 // gpuResources lists the agreement's GPU resources once each, sorted.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -262,6 +263,9 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
 			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
+	// A worker's data follows the agreement's.
+	afterData := slices.IndexFunc(vs, func(v admissionv1.Variable) bool { return v.Name == "most" }) + 1
+	vs = slices.Insert(vs, afterData, workerVariables(d.worker)...)
 	if b == render.KAI {
 		// The PodGroup annotations of every metadata, as a list per
 		// metadata, and the old object's.
@@ -386,6 +390,50 @@ type agreementData struct {
 	// most is what each team can ever use of each GPU resource:
 	// guaranteed + borrow, the largest over its lending windows.
 	most map[string]map[string]int64
+	// worker is set on a Kueue worker of a fleet, nil elsewhere.
+	worker *workerData
+}
+
+// workerData is what a fleet's worker knows of the fleet: its name, the
+// manager's, and the user the manager's MultiKueue acts as in it.
+type workerData struct {
+	cluster, manager, dispatcher string
+}
+
+// workerVariables are a worker's data, after the agreement's: only a
+// worker's policy has them, so the others render as before.
+func workerVariables(w *workerData) []admissionv1.Variable {
+	if w == nil {
+		return nil
+	}
+	return []admissionv1.Variable{
+		{Name: "cluster", Expression: celString(w.cluster)},
+		{Name: "manager", Expression: celString(w.manager)},
+		{Name: "dispatcher", Expression: celString(w.dispatcher)},
+	}
+}
+
+// workerValidations is a worker's first rule: GPU work in a team namespace
+// comes from the manager, whose MultiKueue admitted it against the
+// fleet-wide quotas and creates its copy here as the dispatcher. Anyone
+// else (a namespace admin submitting to the worker's LocalQueue, which
+// holds the worker's share, not the fleet's) would bypass those quotas.
+// The trusted controllers make pods and child objects from the copies, as
+// on any cluster; an update that leaves what a GPU object asks for as it
+// was (Kueue starting a copy, a label) is let through.
+func workerValidations(w *workerData) []admissionv1.Validation {
+	if w == nil {
+		return nil
+	}
+	forbidden := metav1.StatusReasonForbidden
+	return []admissionv1.Validation{{
+		Expression: "variables.exempt || !variables.requestsGPU || request.userInfo.username == variables.dispatcher || " +
+			"request.operation == 'UPDATE' && variables.oldRequestsGPU && variables.sizes == variables.oldSizes",
+		MessageExpression: "'this ' + variables.o.kind + ' requests GPUs' + " + inNamespace + " + ', on cluster ' + variables.cluster + ', a worker of the fleet: " +
+			"GPU work comes from the manager ' + variables.manager + ', whose MultiKueue admits it against the fleet-wide quotas and dispatches it here as ' + variables.dispatcher + " +
+			"'; submit it on ' + variables.manager + ' to LocalQueue ' + variables.team + ' instead'",
+		Reason: &forbidden,
+	}}
 }
 
 // policy is the pool's queue policy: the same for every agreement of a
@@ -407,7 +455,7 @@ func policy(d agreementData, b render.Backend) *admissionv1.ValidatingAdmissionP
 			},
 			MatchConditions: []admissionv1.MatchCondition{{Name: "guarded-fields-changed", Expression: guardedChanged}},
 			Variables:       variables(d, b),
-			Validations:     validations(b),
+			Validations:     append(workerValidations(d.worker), validations(b)...),
 		},
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/probe"
@@ -97,11 +100,16 @@ func ownedBy(items []unstructured.Unstructured, uid string) *unstructuredObj {
 // as clusters give teams rights) cannot bypass the queue on the manager or
 // on a worker: a GPU Job without the queue label, a GPU Job in research's
 // queue, a bare GPU Pod and one naming a Job owner it forged are refused
-// on each; a Job in training's queue is let through. Each worker's guardrails hold that worker's share:
-// training's 16-GPU gang is let through in east and refused in west, where
-// training can use at most the 8 it may borrow. (MultiKueue's copies,
-// made by the manager's service account in the workers, pass the same
-// guardrails: every other check runs its Jobs through them.)
+// on each. A GPU Job in training's queue is let through on the manager
+// only: on a worker it would be admitted against that worker's share
+// alone, past the manager's fleet-wide quotas, so the worker's guardrails
+// let only MultiKueue (the dispatcher, multikueue-sa) create GPU work
+// there and tell the admin to submit on the manager. MultiKueue's own
+// requests pass the same guardrails (every other check runs its Jobs
+// through them; here, dry runs with the worker's kubeconfig): each
+// worker's guardrails hold that worker's share, so training's 16-GPU gang
+// is let through in east and refused in west, where training can use at
+// most the 8 it may borrow.
 func TestFleetGuardrails(t *testing.T) {
 	begin(t)
 	own := map[string]string{queueKey: training}
@@ -115,24 +123,62 @@ func TestFleetGuardrails(t *testing.T) {
 			}
 			gangJob := workload.JobOf("", "gang", own, workload.GPUPodSpec(gpu, 4))
 			gangJob.Spec.Parallelism, gangJob.Spec.Completions = ptr.To(int32(4)), ptr.To(int32(4))
+			ownJob := workload.JobOf("", "probe", own, workload.GPUPodSpec(gpu, 1))
+			// On a worker, the API server answers every GPU request of
+			// the admin with the worker's rule (the first refusal is the
+			// one it reports).
+			refused := func(onManager ...string) []string {
+				if c.isManager() {
+					return onManager
+				}
+				return []string{"on cluster " + c.name + ", a worker of the fleet", "submit it on " + managerPart + " to LocalQueue training"}
+			}
 			attempts := []probe.Attempt{
 				u.Probe(t, "a GPU Job without a queue", workload.Jobs, workload.JobOf("", "probe", nil, workload.GPUPodSpec(gpu, 1)),
-					"requests GPUs", "add the label "+queueKey+": training"),
+					refused("requests GPUs", "add the label "+queueKey+": training")...),
 				u.Probe(t, "a GPU Job in research's queue", workload.Jobs, workload.JobOf("", "probe", other, workload.GPUPodSpec(gpu, 1)),
-					"queue research is not this team's"),
+					refused("queue research is not this team's")...),
 				u.Probe(t, "a bare GPU Pod without a queue", workload.Pods, workload.PodOf("", "probe", nil, workload.GPUPodSpec(gpu, 1)),
-					"this Pod requests GPUs"),
+					refused("this Pod requests GPUs")...),
 				u.Probe(t, "a GPU Pod with a forged Job owner", workload.Pods, workload.WithOwner(workload.PodOf("", "probe", nil, workload.GPUPodSpec(gpu, 1)), "Job"),
-					"names a controller owner", "is not a trusted controller"),
-				u.Probe(t, "a GPU Job in training's queue", workload.Jobs, workload.JobOf("", "probe", own, workload.GPUPodSpec(gpu, 1))),
+					refused("names a controller owner", "is not a trusted controller")...),
+				// The bypass: the team's own queue, on a worker.
+				u.Probe(t, "a GPU Job in training's queue", workload.Jobs, ownJob, refused()...),
+				u.Probe(t, "training's 16-GPU gang", workload.Jobs, gangJob, refused()...),
 			}
 			switch c.name {
-			case east, managerPart:
-				attempts = append(attempts, u.Probe(t, "training's 16-GPU gang", workload.Jobs, gangJob))
+			case east:
+				attempts = append(attempts,
+					u.Probe(t, "a bare GPU Pod in training's queue", workload.Pods, workload.PodOf("", "probe", own, workload.GPUPodSpec(gpu, 1)), refused()...),
+					dispatch(t, c, "a GPU Job in training's queue", ownJob),
+					dispatch(t, c, "training's 16-GPU gang", gangJob))
 			case west:
-				attempts = append(attempts, u.Probe(t, "training's 16-GPU gang", workload.Jobs, gangJob, "needs 16 nvidia.com/gpu at once", "at most 8"))
+				attempts = append(attempts,
+					dispatch(t, c, "a GPU Job in training's queue", ownJob),
+					dispatch(t, c, "training's 16-GPU gang", gangJob, "needs 16 nvidia.com/gpu at once", "at most 8"))
 			}
 			probe.Try(t, ctxFor(t), attempts)
 		})
 	}
+}
+
+// dispatch is a server-side dry run of MultiKueue creating j's copy in
+// training's namespace of worker c: with the worker's kubeconfig, the
+// manager's Kueue's identity there.
+func dispatch(t *testing.T, c *cluster, what string, j *batchv1.Job, want ...string) probe.Attempt {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(c.kubeconfig)
+	if err != nil {
+		t.Fatalf("%s: the worker's kubeconfig: %v", c.name, err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := j.DeepCopy()
+	copied.Namespace = training
+	return probe.Attempt{What: what + ", by MultiKueue (" + multiKueueSA + ")", Want: want, Create: func(ctx context.Context) error {
+		_, err := kube.BatchV1().Jobs(training).Create(ctx, copied, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}}
 }
