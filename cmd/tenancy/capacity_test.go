@@ -107,3 +107,41 @@ func TestDiffApprovals(t *testing.T) {
 		t.Errorf("a change without owners: exit %d, want %d: %s", code, exitFailure, stderr)
 	}
 }
+
+// TestDiffApprovalsOutcomeDrops: a team whose numbers in the file do not
+// change but which runs less after the change (the team it borrowed from
+// stops lending) needs its owners' approval too, and --exit-code says so.
+func TestDiffApprovalsOutcomeDrops(t *testing.T) {
+	const agreement = `version = 1
+name = "gpu-pool"
+
+[flavors.h100]
+resource = "nvidia.com/gpu"
+capacity = 16
+
+[teams.a]
+owners = ["@acme/a"]
+guaranteed = 8
+lendable = 0
+borrow = 8
+
+[teams.b]
+owners = ["@acme/b"]
+guaranteed = 8
+lendable = 8
+borrow = 0
+`
+	dir := t.TempDir()
+	changed := strings.Replace(agreement, "lendable = 8", "lendable = 0", 1)
+	writeDiffFiles(t, dir, map[string]string{"old.toml": agreement, "new.toml": changed})
+	stdout, stderr, code := runIn(dir, "diff", "--exit-code", "old.toml", "new.toml")
+	if code != exitApprovals {
+		t.Fatalf("exit %d, want %d: %s", code, exitApprovals, stderr)
+	}
+	want := "Approvals needed\n" +
+		"  team a: @acme/a (h100 outcome drops: alone 16 → 8, all busy 8)\n" +
+		"  team b: @acme/b (h100 lendable 8 → 0)\n"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks\n%s\nin:\n%s", want, stdout)
+	}
+}

@@ -13,8 +13,10 @@ import (
 
 // Approval is whose approval a change needs, by rule, and why: a team
 // whose guarantee, lendable or borrow changes (or that is added or
-// removed) needs its owners; a department's likewise; a change to a
-// flavor or to the pool needs the pool's owners.
+// removed) needs its owners, and so does a team whose numbers did not
+// change but whose outcome under contention drops (outcomeApprovals); a
+// department's likewise; a change to a flavor or to the pool needs the
+// pool's owners.
 type Approval struct {
 	// Part is "the pool", "department NAME" or "team NAME".
 	Part string `json:"part"`
@@ -99,6 +101,55 @@ func approvals(old, new *plan.Agreement, s Summary) []Approval {
 		}
 	}
 	return out
+}
+
+// outcomeApprovals adds to s.Approvals the owners of each team whose
+// quota did not change but which runs less under contention after the
+// change (ContentionChange.Less: a new borrower beside it, a lendable cut
+// elsewhere): the change takes something from that team, so its owners
+// must hear of it as surely as those of a team whose numbers moved. A team
+// whose quota changed already needs its owners (approvals).
+func outcomeApprovals(old, new *plan.Agreement, s *Summary) {
+	added := false
+	for _, c := range s.Contention {
+		if c.QuotaChanged || !c.Less() {
+			continue
+		}
+		why := fmt.Sprintf("%s outcome drops: alone %s, all busy %s", c.Flavor, c.Alone, c.AllBusy)
+		if c.When != "" {
+			why += " " + c.When
+		}
+		part := "team " + c.Team
+		i := slices.IndexFunc(s.Approvals, func(a Approval) bool { return a.Part == part })
+		if i < 0 {
+			p := sideHaving(old, new, func(p *plan.Agreement) bool { return teamNamed(p, c.Team) != nil })
+			s.Approvals = append(s.Approvals, Approval{Part: part, Owners: orEmpty(owners.Team(p, teamNamed(p, c.Team)))})
+			i, added = len(s.Approvals)-1, true
+		}
+		s.Approvals[i].Why = append(s.Approvals[i].Why, why)
+	}
+	if added {
+		// Teams in name order after the pool and the departments, as
+		// approvals lists them.
+		rank := func(a Approval) int {
+			switch {
+			case a.Part == "the pool":
+				return 0
+			case strings.HasPrefix(a.Part, "department "):
+				return 1
+			}
+			return 2
+		}
+		slices.SortStableFunc(s.Approvals, func(a, b Approval) int {
+			if r := rank(a) - rank(b); r != 0 {
+				return r
+			}
+			if rank(a) == 2 {
+				return strings.Compare(a.Part, b.Part)
+			}
+			return 0
+		})
+	}
 }
 
 // quotaReasons says what changed of a part's quotas: the part added or

@@ -141,6 +141,15 @@ func (f FieldChange) String() string {
 	return fmt.Sprintf("%s: %s → %s", f.Path, old, new)
 }
 
+// orEmptyPlan is p, or an agreement with nothing in it for a side that is
+// absent, as summarize compares one.
+func orEmptyPlan(p *plan.Agreement) *plan.Agreement {
+	if p == nil {
+		return &plan.Agreement{}
+	}
+	return p
+}
+
 // Compare compares two renderings. Either side may have a nil Result (the
 // file is absent there), not both.
 func Compare(old, new Side) (*Report, error) {
@@ -155,6 +164,7 @@ func Compare(old, new Side) (*Report, error) {
 		return nil, fmt.Errorf("contention: %w", err)
 	}
 	r.Summary.Contention = contention
+	outcomeApprovals(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), &r.Summary)
 
 	oldObjs, err := index(old.Result)
 	if err != nil {
