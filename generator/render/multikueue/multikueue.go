@@ -45,7 +45,9 @@ func (f Family) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 			// v1beta1's deprecated retryDelayMinutes has a default the
 			// API server writes (15); written out, the object read back
 			// equals the object rendered and Argo CD sees no drift.
+			//lint:ignore SA1019 the field is deprecated, but the v1beta1 API server still defaults it
 			if ac, ok := o.(*kueuev1beta1.AdmissionCheck); ok && ac.Spec.RetryDelayMinutes == nil {
+				//lint:ignore SA1019 as above: written out so the object read back equals the render
 				ac.Spec.RetryDelayMinutes = ptr.To(int64(15))
 			}
 		}
