@@ -1,13 +1,10 @@
 package kai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,15 +20,15 @@ import (
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 type obj = unstructured.Unstructured
 
 const (
-	gpu       = corev1.ResourceName("nvidia.com/gpu")
-	mig1g     = corev1.ResourceName("nvidia.com/mig-1g.10gb")
-	queueKey  = "kai.scheduler/queue"
-	managedBy = "app.kubernetes.io/managed-by=tenancy"
+	gpu      = corev1.ResourceName("nvidia.com/gpu")
+	mig1g    = corev1.ResourceName("nvidia.com/mig-1g.10gb")
+	queueKey = "kai.scheduler/queue"
 	// eventually bounds every wait: KAI schedules once a second.
 	eventually = 60 * time.Second
 	poll       = 200 * time.Millisecond
@@ -45,14 +40,9 @@ const (
 )
 
 var (
-	queueGVR    = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
+	queueGVR    = kaiwork.QueueGVR
 	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
-	pruneKinds  = []schema.GroupVersionResource{queueGVR,
-		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
-		{Version: "v1", Resource: "resourcequotas"},
-		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
-		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
-		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}}
+	pruneKinds  = kaiwork.PruneKinds
 	// workNamespaces are every namespace a check runs work in.
 	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", "genomics", "physics", "music", "platform", outside}
 )
@@ -63,28 +53,20 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
+// cluster is the suite's cluster as internal/kaiwork's helpers take it.
+func cluster() *kaiwork.Cluster {
+	return &kaiwork.Cluster{CP: env.cp, Tenancy: env.tenancy, RepoRoot: env.repoRoot, Namespaces: workNamespaces, Waits: waits}
+}
+
 // render runs `tenancy render --backend kai` on an agreement (a path
 // relative to the repository root) and parses the YAML.
 func render(t *testing.T, file string, extra ...string) []*obj {
 	t.Helper()
-	out, stderr, err := renderRaw(file, extra...)
-	if err != nil {
-		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
-	}
-	objs, err := controlplane.ParseManifests(out)
-	if err != nil {
-		t.Fatalf("parse render of %s: %v", file, err)
-	}
-	return objs
+	return cluster().Render(t, file, extra...)
 }
 
 func renderRaw(file string, extra ...string) (stdout []byte, stderr string, err error) {
-	cmd := exec.Command(env.tenancy, append([]string{"render", "--backend", "kai", file}, extra...)...)
-	cmd.Dir = env.repoRoot
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	return o.Bytes(), e.String(), err
+	return cluster().RenderRaw(file, extra...)
 }
 
 func testdata(name string) string { return filepath.Join("test", "e2e", "testdata", name) }
@@ -105,33 +87,8 @@ func find(t *testing.T, objs []*obj, kind, name string) *obj {
 // longer holds are deleted, as a change of the agreement would.
 func useAgreement(t *testing.T, objs []*obj) {
 	t.Helper()
-	ctx := ctxFor(t)
-	clearWorkloads(t)
-	want := map[string]bool{}
-	for _, o := range objs {
-		want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
-	}
-	// PriorityClasses are replaced, not updated: their value is immutable
-	// (an agreement that renumbers a priority, or changes its preemptible,
-	// cannot be applied in place), and the API server allows one
-	// globalDefault, which the new agreement may give another class.
-	prune(t, nil, pruneKinds[1:2])
-	if _, err := env.cp.Applier.Apply(ctx, objs, false); err != nil {
-		t.Fatalf("apply agreement: %v", err)
-	}
-	prune(t, want, pruneKinds)
+	cluster().UseAgreement(t, objs)
 	waitPolicyData(t, objs)
-	waitFor(t, "the rendered queues to exist", func(ctx context.Context) (bool, string) {
-		for _, o := range objs {
-			if o.GetKind() != "Queue" {
-				continue
-			}
-			if _, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
-				return false, err.Error()
-			}
-		}
-		return true, ""
-	})
 }
 
 // waitPolicyData waits, when objs hold a queue policy, until the API server
@@ -189,27 +146,7 @@ func waitPolicyData(t *testing.T, objs []*obj) {
 // prune deletes the tenancy-managed objects of kinds that want does not hold.
 func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResource) {
 	t.Helper()
-	ctx := ctxFor(t)
-	for _, gvr := range kinds {
-		list, err := env.cp.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: managedBy})
-		if err != nil {
-			t.Fatalf("list %s: %v", gvr.Resource, err)
-		}
-		for _, o := range list.Items {
-			if want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
-				continue
-			}
-			var err error
-			if o.GetNamespace() != "" {
-				err = env.cp.Dynamic.Resource(gvr).Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-			} else {
-				err = env.cp.Dynamic.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("prune %s %s: %v", o.GetKind(), o.GetName(), err)
-			}
-		}
-	}
+	cluster().Prune(t, want, kinds)
 }
 
 // clearWorkloads deletes every workload of a built-in kind and every Pod of
@@ -217,36 +154,7 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 // empty.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
-	ctx := ctxFor(t)
-	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
-	for _, ns := range workNamespaces {
-		_ = env.cp.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().Deployments(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().StatefulSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().DaemonSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.CoreV1().ReplicationControllers(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.BatchV1().CronJobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
-	}
-	waitFor(t, "every pod to be gone", func(ctx context.Context) (bool, string) {
-		left := 0
-		for _, ns := range workNamespaces {
-			pods, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			for _, p := range pods.Items {
-				if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
-					// KWOK removes deleted pods on its Nodes; a pod never
-					// bound is removed by the API server at once.
-					_ = env.cp.Kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-				}
-			}
-			left += len(pods.Items)
-		}
-		return left == 0, fmt.Sprintf("%d pods left", left)
-	})
+	cluster().ClearWorkloads(t)
 }
 
 // work is one kind of pod a check submits.
@@ -478,22 +386,8 @@ type simNode struct {
 	count  int64
 }
 
-func (n simNode) node() *corev1.Node {
-	labels := map[string]string{"kubernetes.io/hostname": n.name, "tenancy.dev/simulated": "true"}
-	for k, v := range n.labels {
-		labels[k] = v
-	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("64"),
-		corev1.ResourceMemory: resource.MustParse("512Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-		n.res:                 *resource.NewQuantity(n.count, resource.DecimalSI),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels,
-			Annotations: map[string]string{controlplane.KwokNodeAnnotation: controlplane.KwokNodeValue}},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
+func (n simNode) kaiwork() kaiwork.Node {
+	return kaiwork.Node{Name: n.name, Labels: n.labels, Res: n.res, Count: n.count}
 }
 
 // h100Nodes are the reference's 4 workers × 8 GPUs.
@@ -510,91 +404,16 @@ func h100Nodes() []simNode {
 // waits until each is Ready and free of taints.
 func useNodes(t *testing.T, nodes []simNode) {
 	t.Helper()
-	ctx := ctxFor(t)
-	want := map[string]bool{}
+	var kn []kaiwork.Node
 	for _, n := range nodes {
-		want[n.name] = true
+		kn = append(kn, n.kaiwork())
 	}
-	list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range list.Items {
-		if !want[n.Name] {
-			if err := env.cp.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, n := range nodes {
-		if _, err := env.cp.Kube.CoreV1().Nodes().Create(ctx, n.node(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create node %s: %v", n.name, err)
-		}
-	}
-	waitFor(t, "the Nodes to be Ready and untainted", func(ctx context.Context) (bool, string) {
-		list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		var notReady []string
-		for _, n := range list.Items {
-			ready := len(n.Spec.Taints) == 0
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-					ready = false
-				}
-			}
-			if !ready || len(n.Status.Conditions) == 0 {
-				notReady = append(notReady, n.Name)
-			}
-		}
-		sort.Strings(notReady)
-		return len(list.Items) == len(nodes) && len(notReady) == 0, fmt.Sprintf("%d nodes, not ready: %v", len(list.Items), notReady)
-	})
-}
-
-// installChartDefaults creates what KAI's chart installs besides the
-// components (deployments/kai-scheduler/templates): its PriorityClasses
-// and the default queues, the latter with the GPU limit 0 tenancy's README
-// asks for (defaultQueue.*.gpu.limit=0), so namespaces outside the
-// agreement get no GPUs through default-queue.
-func installChartDefaults(ctx context.Context) error {
-	for name, v := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
-		_, err := env.cp.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Value: v}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	for _, q := range []*obj{defaultQueue("default-parent-queue", "", 0), defaultQueue("default-queue", "default-parent-queue", 0)} {
-		if _, err := env.cp.Applier.Apply(ctx, []*obj{q}, false); err != nil {
-			return err
-		}
-	}
-	for _, ns := range workNamespaces {
-		_, err := env.cp.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
+	cluster().UseNodes(t, kn)
 }
 
 // defaultQueue is the chart's default queue with a GPU limit (-1: the
 // chart's default, unlimited).
-func defaultQueue(name, parent string, gpuLimit int64) *obj {
-	res := func(limit int64) map[string]any {
-		return map[string]any{"quota": int64(0), "limit": limit, "overQuotaWeight": int64(1)}
-	}
-	spec := map[string]any{"resources": map[string]any{"cpu": res(-1), "memory": res(-1), "gpu": res(gpuLimit)}}
-	if parent != "" {
-		spec["parentQueue"] = parent
-	}
-	return &obj{Object: map[string]any{
-		"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-		"metadata": map[string]any{"name": name}, "spec": spec,
-	}}
-}
+var defaultQueue = kaiwork.DefaultQueue
 
 type corePod = corev1.Pod
 

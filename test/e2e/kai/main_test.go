@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 var env struct {
@@ -63,53 +63,14 @@ func setUp(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	env.repoRoot = filepath.Clean(filepath.Join(wd, "..", "..", ".."))
-	src, err := binaries.KAISource(env.repoRoot)
-	if err != nil {
-		env.skip = "KAI SUITE DID NOT RUN: " + err.Error() +
-			"; run it with: TENANCY_KAI_SRC=/path/to/kai-scheduler-v0.17.0.tar.gz make e2e"
+	started, err := kaiwork.Start(ctx, kaiwork.Setup{Name: "e2e-kai", RepoRoot: filepath.Clean(filepath.Join(wd, "..", "..", "..")),
+		Dir: dir, Namespaces: workNamespaces, Log: os.Stderr})
+	env.cp, env.tenancy, env.repoRoot, env.kai = started.CP, started.Tenancy, started.RepoRoot, started.KAI
+	if started.Skip != "" {
+		env.skip = "KAI SUITE DID NOT RUN: " + started.Skip
 		fmt.Fprintln(os.Stderr, "e2e-kai: "+env.skip)
-		return nil
 	}
-	cache, err := binaries.DefaultCacheDir()
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	cpBins, err := binaries.EnsureKAIControlPlane(ctx, filepath.Join(wd, "..", "tools"), cache, os.Stderr)
-	if err != nil {
-		return fmt.Errorf("control-plane binaries: %w", err)
-	}
-	kai, err := binaries.EnsureKAI(ctx, src, cache, os.Stderr)
-	if err != nil {
-		return err
-	}
-	env.kai = kai
-	for name, p := range kai.Paths {
-		cpBins.Paths[name] = p
-	}
-	fmt.Fprintf(os.Stderr, "e2e-kai: binaries ready in %s (KAI from %s, key %s, built now: %v)\n",
-		time.Since(t0).Round(time.Millisecond), src, kai.Key, kai.Built)
-
-	env.tenancy = filepath.Join(dir, "tenancy")
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
-	build.Dir = env.repoRoot
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build tenancy: %w\n%s", err, out)
-	}
-	cp, err := controlplane.StartKAI(ctx, controlplane.KAIOptions{
-		Binaries:  cpBins.Paths,
-		KAICRDDir: kai.CRDDir(),
-		KwokDir:   cpBins.KwokDir,
-		Dir:       dir,
-		Log:       os.Stderr,
-	})
-	if err != nil {
-		return fmt.Errorf("start KAI control plane: %w", err)
-	}
-	env.cp = cp
-	return installChartDefaults(ctx)
+	return err
 }
 
 var report checkreport.Report
@@ -118,10 +79,7 @@ var report checkreport.Report
 // the summary shows the suite did not run.
 func begin(t *testing.T) {
 	t.Helper()
-	if env.skip != "" {
-		report.Add(t.Name(), "SKIP", 0)
-		t.Skip(env.skip)
-	}
+	report.SkipIf(t, env.skip)
 	report.Begin(t, env.cp, env.startErr, 3000)
 }
 
