@@ -35,6 +35,14 @@ type KAIOptions struct {
 	Dir string
 	// Log receives progress lines.
 	Log io.Writer
+	// WithoutPodGroupController leaves KAI's podgroup controller out. It
+	// writes PodGroups' resource status (which the queue controller sums
+	// into the Queues' status) and nothing KAI's scheduler, binder or
+	// podgrouper reads; v0.17.0 serves its metrics on :8080 whatever it is
+	// told, so of two KAI control planes on one machine only one can run
+	// it, and the other's exits. The contention proof, which runs beside
+	// the KAI suite and counts bound pods, starts without it.
+	WithoutPodGroupController bool
 }
 
 // KAI's names, as its operator and chart give them by default
@@ -242,6 +250,9 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		}},
 	}
 	for _, s := range steps {
+		if s.name == "podgroupcontroller" && opts.WithoutPodGroupController {
+			continue
+		}
 		if err := cp.start(base, s.name, s.args, kenv[s.name]); err != nil {
 			return nil, err
 		}
