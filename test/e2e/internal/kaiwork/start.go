@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -79,12 +77,8 @@ func Start(ctx context.Context, s Setup) (*Started, error) {
 	fmt.Fprintf(s.Log, "%s: binaries ready in %s (KAI from %s, key %s, built now: %v)\n",
 		s.Name, time.Since(t0).Round(time.Millisecond), src, kai.Key, kai.Built)
 
-	out.Tenancy = filepath.Join(s.Dir, "tenancy")
-	build := exec.CommandContext(ctx, "go", "build", "-o", out.Tenancy, "./cmd/tenancy")
-	build.Dir = s.RepoRoot
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if b, err := build.CombinedOutput(); err != nil {
-		return out, fmt.Errorf("build tenancy: %w\n%s", err, b)
+	if out.Tenancy, err = binaries.Tenancy(ctx, s.RepoRoot, s.Dir); err != nil {
+		return out, err
 	}
 	opts := controlplane.KAIOptions{
 		Binaries:  cpBins.Paths,
