@@ -69,7 +69,7 @@ func prove(t *testing.T, file string, sets ...[]string) {
 
 	scenarios := contentioncheck.Scenarios(all)
 	for _, set := range sets {
-		sc, err := contentioncheck.BusyScenario(explain(t, file, set))
+		sc, err := contentioncheck.BusyScenario(explain(t, file, set), set)
 		if err != nil {
 			t.Fatal(err)
 		}
