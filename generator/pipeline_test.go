@@ -86,9 +86,9 @@ guaranteed = 4
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, _, _, diags, _ := checkSource(src, Options{})
+			p, _, _, diags, _ := prepare(src).check(Options{})
 			if len(diags) > 0 {
-				t.Fatalf("checkSource: %v", diags)
+				t.Fatalf("check: %v", diags)
 			}
 			res, diags := renderPlan(p, tc.fams, nil)
 			if res != nil {
