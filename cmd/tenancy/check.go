@@ -89,8 +89,10 @@ cluster's render will be; with it, that part.`)
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	p, diags, err := generator.CheckAll(src, withCluster(opts, *cluster))
+	opts = withCluster(opts, *cluster)
+	p, diags, err := generator.CheckAll(src, opts)
 	broken := 0
+	var outcomes []byte // what each team runs at the capacity given
 	if err == nil {
 		diags = withReviews(diags, p, e.today())
 		caps, given, cerr := capacities(p, cuts)
@@ -99,19 +101,37 @@ cluster's render will be; with it, that part.`)
 			return exitUsage
 		}
 		diags, broken = withCapacity(diags, p, caps, given)
+		if len(cuts) > 0 && *output == "text" {
+			if outcomes, err = capacityOutcomes(agreementName(path), p, opts, caps, cuts); err != nil {
+				fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
+				return exitFailure
+			}
+		}
 	}
-	code = exitOK
+	// The last line is the verdict: "valid", unless --strict fails the
+	// agreement at the capacity given, which it then says instead.
+	v := verdict{line: agreementName(path) + ": valid", code: exitOK}
+	if *strict && broken > 0 {
+		v = verdict{line: fmt.Sprintf("tenancy check: %s breaks %s at the capacity given (--strict)", agreementName(path), plural(broken, "promise")), code: exitCapacity}
+	}
 	if *output != "text" {
-		code = writeCheckReport(e, *output, src, diags, err)
-	} else if err != nil {
+		return writeCheckReport(e, *output, src, diags, err, v)
+	}
+	if err != nil {
 		return reportError(e, err)
-	} else {
-		printDiagnostics(e, diags)
-		fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	}
-	if code == exitOK && *strict && broken > 0 {
-		fmt.Fprintf(e.stderr, "tenancy check: %s breaks %s at the capacity given (--strict)\n", agreementName(path), plural(broken, "promise"))
-		return exitCapacity
+	if _, err := e.stdout.Write(outcomes); err != nil {
+		fmt.Fprintf(e.stderr, "tenancy check: write output: %v\n", err)
+		return exitFailure
 	}
-	return code
+	printDiagnostics(e, diags)
+	fmt.Fprintln(e.stderr, v.line)
+	return v.code
+}
+
+// verdict is the line check ends with when the agreement is valid, and
+// its exit status.
+type verdict struct {
+	line string
+	code int
 }
