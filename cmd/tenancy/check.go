@@ -34,7 +34,11 @@ capacity when the guarantees no longer all fit (by how much, and whose) and
 when the never-lent GPUs are over-promised. Both repeat, one flavor each; a
 flavor the agreement lacks is a usage error. With --strict such a warning
 fails the check with status 3, so a pipeline can ask "does this agreement
-survive losing one node?".
+survive losing one node?". With text output, stdout then says per backend
+what each team runs alone and with every team busy on the GPUs left,
+before → after: KAI divides those GPUs, and neither scheduler admits less
+than its quotas for want of nodes, so the GPUs admitted beyond them wait,
+any team's (a range).
 
 A review_by date in the past is a warning at its key, never a failure.
 
