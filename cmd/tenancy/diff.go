@@ -161,6 +161,7 @@ agreement names, 2 an error on either side (nothing is written to stdout).`)
 			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 			return exitDiffTrouble
 		}
+		report.SetReviewsDue(parts, e.today())
 		return writeDiff(e, *output, diffStatus(*exitCode, report.Changed, report.NeedsOwners()), diffFormats{
 			text:     func() []byte { return diff.FleetText(report, color) },
 			markdown: func() []byte { return diff.FleetMarkdown(report, 0) },
