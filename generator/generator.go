@@ -93,8 +93,24 @@ func (o Options) Normalize() (Options, error) {
 // renders every part (diff, the PR comment, report) iterates over them.
 // An agreement that does not load or decode is an *AgreementError.
 func Parts(src Source) ([]string, error) {
-	return parts(src)
+	return prepare(src).parts()
 }
+
+// Prepared is an agreement read, decoded, validated and planned once, for
+// a wrapper that lists its parts and renders several of them, or renders
+// it for several backends (diff): each Render runs only the steps that
+// depend on its options, and says exactly what Render(src, opts) says.
+type Prepared struct{ pr *prepared }
+
+// Prepare reads an agreement once for Parts and Render. It never fails:
+// what is wrong with the agreement is each call's error.
+func Prepare(src Source) *Prepared { return &Prepared{pr: prepare(src)} }
+
+// Parts is the package's Parts of the prepared agreement.
+func (p *Prepared) Parts() ([]string, error) { return p.pr.parts() }
+
+// Render is the package's Render of the prepared agreement.
+func (p *Prepared) Render(opts Options) (*Result, error) { return p.pr.render(opts) }
 
 // Diagnostic is one problem in an agreement, with its position and field path.
 type Diagnostic = diag.Diagnostic

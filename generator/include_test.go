@@ -82,6 +82,20 @@ func TestSplitAgreementProblems(t *testing.T) {
 			link:  [2]string{"teams/out", outside},
 			want:  `deploy/tenancy.toml:3:28: include[1]: "teams/out/evil.toml" matches no file in the agreement's directory: a missing file would drop its teams, so it is an error (remove the pattern if the files are gone)`,
 		},
+		// A message naming another key's line names its file too when
+		// that is another file.
+		"a department named like a team of another file": {
+			files: map[string]string{"tenancy.toml": splitRoot, "teams/a.toml": "[teams.ml]\nguaranteed = 8\n", "teams/b.toml": "# ml\n[departments.ml]\nguaranteed = 8\n"},
+			want:  `deploy/teams/b.toml:2:14: departments.ml: department "ml" has the name of team "ml" (line 1 of deploy/teams/a.toml): a department and a team cannot share a name (KAI queues are one namespace)`,
+		},
+		"a department named like the pool": {
+			files: map[string]string{"tenancy.toml": splitRoot, "teams/a.toml": "[teams.a]\nguaranteed = 8\ndepartment = \"gpu-pool\"\n[departments.gpu-pool]\nguaranteed = 8\n"},
+			want:  `deploy/teams/a.toml:4:14: departments.gpu-pool: department "gpu-pool" has the pool's name (name, line 2 of deploy/tenancy.toml): the pool and the department would be one Kueue Cohort and one KAI queue`,
+		},
+		"a team named like the default LocalQueue": {
+			files: map[string]string{"tenancy.toml": splitRoot + "[guardrails]\ndefault_queue = true\n", "teams/a.toml": "[teams.default]\nnamespaces = [\"ml\"]\nguaranteed = 8\n"},
+			want:  `deploy/teams/a.toml:1:8: teams.default: kueue: team "default" has the name of the LocalQueue that guardrails.default_queue (line 7 of deploy/tenancy.toml) puts in every team namespace: the team's own LocalQueue and the default one would be one object; rename the team, or turn default_queue off`,
+		},
 		"lending windows in a split agreement": {
 			files: map[string]string{"tenancy.toml": splitRoot, "teams/a.toml": "[teams.a]\nguaranteed = 8\nlendable = 8\n[[teams.a.windows]]\nfrom = \"20:00\"\nto = \"06:00\"\nlendable = 0\n"},
 			want:  "deploy/teams/a.toml:4:11: teams.a.windows[0]: lending windows need the agreement in one file: the windows controller reads the agreement from one ConfigMap key, without the files it includes (deploy/teams/a.toml); move the team back into the agreement and drop include, or drop the window",

@@ -86,20 +86,23 @@ guaranteed = 4
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, _, _, diags, _ := checkSource(src, Options{})
+			p, _, _, diags, _ := prepare(src).check(Options{})
 			if len(diags) > 0 {
-				t.Fatalf("checkSource: %v", diags)
+				t.Fatalf("check: %v", diags)
 			}
-			res, diags := renderPlan(p, tc.fams, nil)
-			if res != nil {
-				t.Fatalf("renderPlan rendered, want a refusal")
-			}
-			var got []string
-			for _, d := range diags {
-				got = append(got, string(d.Severity)+" "+string(d.Type)+" "+d.String())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("diagnostics (-want,+got):\n%s", diff)
+			// check's rendering (checkYAML) refuses what render's does.
+			for _, yaml := range []yamlStep{writeYAML, checkYAML} {
+				res, diags := renderPlan(p, tc.fams, nil, yaml)
+				if res != nil {
+					t.Fatalf("renderPlan (yaml %v) rendered, want a refusal", yaml)
+				}
+				var got []string
+				for _, d := range diags {
+					got = append(got, string(d.Severity)+" "+string(d.Type)+" "+d.String())
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("diagnostics, yaml %v (-want,+got):\n%s", yaml, diff)
+				}
 			}
 		})
 	}

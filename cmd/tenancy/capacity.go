@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator"
 	"github.com/tenancy-dev/tenancy/generator/capacity"
+	"github.com/tenancy-dev/tenancy/generator/contention"
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
@@ -92,4 +95,65 @@ func withCapacity(warnings []generator.Diagnostic, p *plan.Agreement, caps map[s
 	all := append(diag.List(append([]generator.Diagnostic(nil), warnings...)), capacity.Warnings(p, findings, func(f string) string { return given[f] })...)
 	all.Sort()
 	return all, broken
+}
+
+// capacityOutcomes is what check --capacity and --lose print on stdout:
+// per backend check covers, each flavor whose GPUs the flags cut, what
+// every team runs alone and with every team busy, at the agreement's
+// capacity and at the one given (contention.Query.Nodes).
+func capacityOutcomes(file string, p *plan.Agreement, opts generator.Options, caps map[string]int64, cuts []cut) ([]byte, error) {
+	before, err := generator.Contention(p, opts, contention.Query{})
+	if err != nil {
+		return nil, err
+	}
+	after, err := generator.Contention(p, opts, contention.Query{Nodes: caps})
+	if err != nil {
+		return nil, err
+	}
+	flags := make([]string, len(cuts))
+	for i, c := range cuts {
+		flags[i] = c.String()
+	}
+	var out bytes.Buffer
+	for i := range after {
+		writeCapacityOutcomes(&out, file, strings.Join(flags, " "), before[i], after[i])
+	}
+	return out.Bytes(), nil
+}
+
+// writeCapacityOutcomes writes one backend's outcomes, before → after
+// where they differ, for the flavors whose capacity the flags change.
+func writeCapacityOutcomes(w io.Writer, file, flags string, before, after *contention.Report) {
+	ranges := false
+	for fi, f := range after.Flavors {
+		was := before.Flavors[fi]
+		if f.Capacity == was.Capacity {
+			continue
+		}
+		fmt.Fprintf(w, "%s with %s, on %s: what each team runs\n", file, flags, after.Backend)
+		fmt.Fprintf(w, "%s (%s, capacity %d → %d)\n", f.Flavor, f.Resource, was.Capacity, f.Capacity)
+		tw := tableWriter(w)
+		tableRow(tw, "TEAM", "GUARANTEED", "ALONE", "ALL BUSY")
+		for ti, o := range f.Teams {
+			old := was.Teams[ti]
+			ranges = ranges || !o.Alone.Decided() || !o.AllBusy.Decided()
+			tableRow(tw, o.Team, formatInt(o.Guaranteed), shareChange(old.Alone, o.Alone), shareChange(old.AllBusy, o.AllBusy))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if ranges {
+		fmt.Fprintln(w, "A range (8-16) is the least and the most the team runs: with fewer GPUs than the scheduler")
+		fmt.Fprintln(w, "admits (Kueue admits by quota alone, KAI gives every queue its deserved quota), which pods wait")
+		fmt.Fprintln(w, "for a node is first come, and so is the order in which borrowers arrive.")
+		fmt.Fprintln(w)
+	}
+}
+
+// shareChange is "16" when a share stays, "16 → 8-16" when it changes.
+func shareChange(old, new contention.Share) string {
+	if old == new {
+		return new.String()
+	}
+	return old.String() + " → " + new.String()
 }

@@ -10,28 +10,74 @@ import (
 func TestCheckCapacity(t *testing.T) {
 	const file = "examples/departments/tenancy.toml"
 	const short8 = "examples/departments/tenancy.toml:11:12: warning: flavors.h100.capacity: with --lose h100=8 (56 of the 64 GPUs of flavor h100), the guarantees (64: department science 40, department product 16, team platform 8) can no longer all be honoured: 8 short; neither backend ranks them, so whichever runs first keeps its GPUs\n"
+	const rangeNote = "A range (8-16) is the least and the most the team runs: with fewer GPUs than the scheduler\n" +
+		"admits (Kueue admits by quota alone, KAI gives every queue its deserved quota), which pods wait\n" +
+		"for a node is first come, and so is the order in which borrowers arrive.\n\n"
+	// Kueue admits the same with a node fewer: all busy, 64 GPUs of
+	// quota on 56, and the 8 that wait may be any team's.
+	const lose8 = file + " with --lose h100=8, on kueue: what each team runs\n" +
+		"h100 (nvidia.com/gpu, capacity 64 → 56)\n" +
+		"  TEAM      GUARANTEED  ALONE  ALL BUSY\n" +
+		"  ads       8           12     8-12 → 0-12\n" +
+		"  genomics  16          32     16-24 → 8-24\n" +
+		"  physics   16          24     16-24 → 8-24\n" +
+		"  platform  8           12     8-12 → 0-12\n" +
+		"  search    8           16     8-16 → 0-16\n\n" + rangeNote
 	tests := map[string]struct {
 		args []string
 		want outcome
 	}{
-		"a capacity that holds every promise: no warning": {
+		"a capacity that holds every promise: no warning, no table": {
 			args: []string{"check", "--capacity", "h100=64", file},
 			want: outcome{stderr: file + ": valid\n"},
 		},
-		"losing a node: a warning, still valid": {
+		"losing a node: a warning, still valid, and what each team runs": {
 			args: []string{"check", "--lose", "h100=8", file},
-			want: outcome{stderr: short8 + file + ": valid\n"},
+			want: outcome{stdout: lose8, stderr: short8 + file + ": valid\n"},
 		},
+		// --strict fails the agreement: the last line says so, never
+		// "valid".
 		"losing a node with --strict: status 3": {
 			args: []string{"check", "--lose", "h100=8", "--strict", file},
-			want: outcome{code: exitCapacity, stderr: short8 + file + ": valid\n" +
+			want: outcome{code: exitCapacity, stdout: lose8, stderr: short8 +
 				"tenancy check: examples/departments/tenancy.toml breaks 1 promise at the capacity given (--strict)\n"},
+		},
+		"losing a node with --strict, GitHub annotations: status 3, no valid": {
+			args: []string{"check", "--lose", "h100=8", "--strict", "--output", "github", file},
+			want: outcome{code: exitCapacity,
+				stdout: "::warning file=examples/departments/tenancy.toml,line=11,col=12,title=tenancy check::flavors.h100.capacity: with --lose h100=8 (56 of the 64 GPUs of flavor h100), the guarantees (64: department science 40, department product 16, team platform 8) can no longer all be honoured: 8 short; neither backend ranks them, so whichever runs first keeps its GPUs\n",
+				stderr: "tenancy check: examples/departments/tenancy.toml breaks 1 promise at the capacity given (--strict)\n"},
+		},
+		// KAI divides the 16 GPUs left: training alone runs 16, and
+		// every team busy, the deserved quotas (32) hold more than the
+		// nodes, so 16 wait, any team's.
+		"kai, half the nodes: what each team runs there": {
+			args: []string{"check", "--backend", "kai", "--capacity", "h100=16", "tenancy.toml"},
+			want: outcome{
+				stdout: "tenancy.toml with --capacity h100=16, on kai: what each team runs\n" +
+					"h100 (nvidia.com/gpu, capacity 32 → 16)\n" +
+					"  TEAM       GUARANTEED  ALONE    ALL BUSY\n" +
+					"  inference  8           8        8 → 0-8\n" +
+					"  research   8           16       8 → 0-8\n" +
+					"  training   16          24 → 16  16 → 0-16\n\n" + rangeNote,
+				stderr: "tenancy.toml:11:12: warning: flavors.h100.capacity: with --capacity h100=16 (16 of the 32 GPUs of flavor h100), the guarantees (32: team training 16, team inference 8, team research 8) can no longer all be honoured: 16 short; neither backend ranks them, so whichever runs first keeps its GPUs\n" +
+					"tenancy.toml:14:12: warning: priorities.critical: kai: KAI treats PriorityClass values below 100 as preemptible (may borrow) and the others as non-preemptible (quota only): the PriorityClasses get critical 1000 -> 99, standard 100 -> 98, scavenger 10 -> 97, in the agreement's order\n" +
+					"tenancy.toml:22:12: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n" +
+					"tenancy.toml: valid\n"},
 		},
 		"never-lent GPUs over-promised too": {
 			args: []string{"check", "--capacity", "h100=30", file},
-			want: outcome{stderr: "examples/departments/tenancy.toml:11:12: warning: flavors.h100.capacity: with --capacity h100=30 (30 of the 64 GPUs of flavor h100), the guarantees (64: department science 40, department product 16, team platform 8) can no longer all be honoured: 34 short; neither backend ranks them, so whichever runs first keeps its GPUs\n" +
-				"examples/departments/tenancy.toml:11:12: warning: flavors.h100.capacity: with --capacity h100=30 (30 of the 64 GPUs of flavor h100), the never-lent GPUs (32: team physics 12, team ads 8, team genomics 8, team platform 4) are over-promised by 2: they cannot all be kept even with every other team idle\n" +
-				file + ": valid\n"},
+			want: outcome{stdout: file + " with --capacity h100=30, on kueue: what each team runs\n" +
+				"h100 (nvidia.com/gpu, capacity 64 → 30)\n" +
+				"  TEAM      GUARANTEED  ALONE    ALL BUSY\n" +
+				"  ads       8           12       8-12 → 0-12\n" +
+				"  genomics  16          32 → 30  16-24 → 0-24\n" +
+				"  physics   16          24       16-24 → 0-24\n" +
+				"  platform  8           12       8-12 → 0-12\n" +
+				"  search    8           16       8-16 → 0-16\n\n" + rangeNote,
+				stderr: "examples/departments/tenancy.toml:11:12: warning: flavors.h100.capacity: with --capacity h100=30 (30 of the 64 GPUs of flavor h100), the guarantees (64: department science 40, department product 16, team platform 8) can no longer all be honoured: 34 short; neither backend ranks them, so whichever runs first keeps its GPUs\n" +
+					"examples/departments/tenancy.toml:11:12: warning: flavors.h100.capacity: with --capacity h100=30 (30 of the 64 GPUs of flavor h100), the never-lent GPUs (32: team physics 12, team ads 8, team genomics 8, team platform 4) are over-promised by 2: they cannot all be kept even with every other team idle\n" +
+					file + ": valid\n"},
 		},
 		"an unknown flavor is refused, naming the flag": {
 			args: []string{"check", "--capacity", "h200=24", file},

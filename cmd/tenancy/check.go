@@ -34,7 +34,11 @@ capacity when the guarantees no longer all fit (by how much, and whose) and
 when the never-lent GPUs are over-promised. Both repeat, one flavor each; a
 flavor the agreement lacks is a usage error. With --strict such a warning
 fails the check with status 3, so a pipeline can ask "does this agreement
-survive losing one node?".
+survive losing one node?". With text output, stdout then says per backend
+what each team runs alone and with every team busy on the GPUs left,
+before → after: KAI divides those GPUs, and neither scheduler admits less
+than its quotas for want of nodes, so the GPUs admitted beyond them wait,
+any team's (a range).
 
 A review_by date in the past is a warning at its key, never a failure.
 
@@ -89,8 +93,10 @@ cluster's render will be; with it, that part.`)
 		fmt.Fprintf(e.stderr, "tenancy: %v\n", err)
 		return exitFailure
 	}
-	p, diags, err := generator.CheckAll(src, withCluster(opts, *cluster))
+	opts = withCluster(opts, *cluster)
+	p, diags, err := generator.CheckAll(src, opts)
 	broken := 0
+	var outcomes []byte // what each team runs at the capacity given
 	if err == nil {
 		diags = withReviews(diags, p, e.today())
 		caps, given, cerr := capacities(p, cuts)
@@ -99,19 +105,37 @@ cluster's render will be; with it, that part.`)
 			return exitUsage
 		}
 		diags, broken = withCapacity(diags, p, caps, given)
+		if len(cuts) > 0 && *output == "text" {
+			if outcomes, err = capacityOutcomes(agreementName(path), p, opts, caps, cuts); err != nil {
+				fmt.Fprintf(e.stderr, "tenancy check: %v\n", err)
+				return exitFailure
+			}
+		}
 	}
-	code = exitOK
+	// The last line is the verdict: "valid", unless --strict fails the
+	// agreement at the capacity given, which it then says instead.
+	v := verdict{line: agreementName(path) + ": valid", code: exitOK}
+	if *strict && broken > 0 {
+		v = verdict{line: fmt.Sprintf("tenancy check: %s breaks %s at the capacity given (--strict)", agreementName(path), plural(broken, "promise")), code: exitCapacity}
+	}
 	if *output != "text" {
-		code = writeCheckReport(e, *output, src, diags, err)
-	} else if err != nil {
+		return writeCheckReport(e, *output, src, diags, err, v)
+	}
+	if err != nil {
 		return reportError(e, err)
-	} else {
-		printDiagnostics(e, diags)
-		fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(path))
 	}
-	if code == exitOK && *strict && broken > 0 {
-		fmt.Fprintf(e.stderr, "tenancy check: %s breaks %s at the capacity given (--strict)\n", agreementName(path), plural(broken, "promise"))
-		return exitCapacity
+	if _, err := e.stdout.Write(outcomes); err != nil {
+		fmt.Fprintf(e.stderr, "tenancy check: write output: %v\n", err)
+		return exitFailure
 	}
-	return code
+	printDiagnostics(e, diags)
+	fmt.Fprintln(e.stderr, v.line)
+	return v.code
+}
+
+// verdict is the line check ends with when the agreement is valid, and
+// its exit status.
+type verdict struct {
+	line string
+	code int
 }

@@ -13,15 +13,16 @@ import (
 )
 
 // checkOutputs are the formats of check --output; text is the default and
-// writes nothing on stdout.
+// writes nothing on stdout but, with --capacity or --lose, what each team
+// runs there.
 var checkOutputs = []string{"text", "github", "sarif"}
 
 // writeCheckReport writes check's verdict in a CI format: the diagnostics on
 // stdout (GitHub workflow commands or a SARIF log) and the verdict line on
 // stderr, with the exit status text gives. An error that is no verdict on
 // the agreement (it could not be read) is reported as text mode reports it,
-// with nothing on stdout.
-func writeCheckReport(e *env, format string, src generator.Source, diags diag.List, err error) int {
+// with nothing on stdout. valid is the verdict of an agreement that is.
+func writeCheckReport(e *env, format string, src generator.Source, diags diag.List, err error, valid verdict) int {
 	var ae *generator.AgreementError
 	switch {
 	case err == nil:
@@ -54,8 +55,8 @@ func writeCheckReport(e *env, format string, src generator.Source, diags diag.Li
 		fmt.Fprintln(e.stderr, invalidSummary(ae))
 		return exitFailure
 	}
-	fmt.Fprintf(e.stderr, "%s: valid\n", agreementName(src.Path))
-	return exitOK
+	fmt.Fprintln(e.stderr, valid.line)
+	return valid.code
 }
 
 // columns converts the diagnostics' columns, which count bytes as go-toml

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -134,6 +135,7 @@ agreement names, 2 an error on either side (nothing is written to stdout).`)
 	}
 
 	color := !*noColor && colorWanted(e)
+	bothSides(oldSide.prepare, newSide.prepare)
 	// A fleet agreement, on either side, is compared cluster by cluster.
 	oldParts, oldErr := sideParts(oldSide)
 	newParts, newErr := sideParts(newSide)
@@ -159,6 +161,7 @@ agreement names, 2 an error on either side (nothing is written to stdout).`)
 			fmt.Fprintf(e.stderr, "tenancy diff: %v\n", err)
 			return exitDiffTrouble
 		}
+		report.SetReviewsDue(parts, e.today())
 		return writeDiff(e, *output, diffStatus(*exitCode, report.Changed, report.NeedsOwners()), diffFormats{
 			text:     func() []byte { return diff.FleetText(report, color) },
 			markdown: func() []byte { return diff.FleetMarkdown(report, 0) },
@@ -166,11 +169,18 @@ agreement names, 2 an error on either side (nothing is written to stdout).`)
 		})
 	}
 
-	// Both sides are rendered before either failure is reported, so one run
-	// shows every problem of both.
-	oldRes, oldOK := renderSide(e, oldSide, opts)
-	newRes, newOK := renderSide(e, newSide, opts)
-	if !oldOK || !newOK {
+	// Both sides are rendered, side by side, before either failure is
+	// reported (old first), so one run shows every problem of both.
+	var oldRes, newRes *generator.Result
+	var oldFailed, newFailed error
+	bothSides(func() { oldRes, oldFailed = oldSide.render(opts) }, func() { newRes, newFailed = newSide.render(opts) })
+	if oldFailed != nil {
+		sideFailed(e, oldSide, oldFailed)
+	}
+	if newFailed != nil {
+		sideFailed(e, newSide, newFailed)
+	}
+	if oldFailed != nil || newFailed != nil {
 		return exitDiffTrouble
 	}
 	report, err := diff.Compare(diff.Side{Label: oldSide.label, Result: oldRes}, diff.Side{Label: newSide.label, Result: newRes})
@@ -241,6 +251,18 @@ type diffSide struct {
 	name  string // old or new
 	label string // the file, or REV:file
 	src   *generator.Source
+	// prepared is src read once, for its parts and each rendering of it;
+	// nil with src.
+	prepared *generator.Prepared
+}
+
+// prepare reads the side's agreement once (generator.Prepare), so listing
+// its parts and rendering each part parse it once: at 10,000 teams a
+// parse costs about a third of a second.
+func (s *diffSide) prepare() {
+	if s.src != nil {
+		s.prepared = generator.Prepare(*s.src)
+	}
 }
 
 // fileSide reads a file from the working tree. A missing file is an error
@@ -280,15 +302,30 @@ func revisionSide(name string, e *env, rev, file string) (diffSide, error) {
 // renderSide renders one side; on failure it prints every diagnostic and a
 // line naming the side. An absent side renders to nil.
 func renderSide(e *env, s diffSide, opts generator.Options) (*generator.Result, bool) {
-	if s.src == nil {
-		return nil, true
-	}
-	res, err := generator.Render(*s.src, opts)
+	res, err := s.render(opts)
 	if err == nil {
 		return res, true
 	}
 	sideFailed(e, s, err)
 	return nil, false
+}
+
+// render renders the side, printing nothing; an absent side renders to nil.
+func (s diffSide) render(opts generator.Options) (*generator.Result, error) {
+	if s.src == nil {
+		return nil, nil
+	}
+	return s.prepared.Render(opts)
+}
+
+// bothSides runs the two sides' work at once: each reads and renders its
+// own agreement, so on two cores a diff of 10,000 teams takes about the
+// time of one side.
+func bothSides(old, new func()) {
+	var wg sync.WaitGroup
+	wg.Go(old)
+	new()
+	wg.Wait()
 }
 
 // sideFailed prints why a side did not render: every diagnostic and a line

@@ -15,7 +15,7 @@ func sideParts(s diffSide) ([]string, error) {
 	if s.src == nil {
 		return nil, nil
 	}
-	return generator.Parts(*s.src)
+	return s.prepared.Parts()
 }
 
 // unreadableSides reports the sides whose parts could not be listed, and
@@ -32,7 +32,7 @@ func unreadableSides(e *env, oldSide, newSide diffSide, oldParts, newParts []str
 		if side.err == nil {
 			continue
 		}
-		_, err := generator.Render(*side.src, opts)
+		_, err := side.prepared.Render(opts)
 		if err == nil || errors.Is(err, generator.ErrOptions) {
 			err = side.err
 		}

@@ -94,3 +94,34 @@ func TestDiffSaysReviewsDue(t *testing.T) {
 		t.Errorf("diff: exit %d, want\n%s\nin:\n%s%s", got.code, want, got.stdout, got.stderr)
 	}
 }
+
+// TestFleetDiffSaysReviewsDue: a fleet's diff says the reviews past due
+// once for the fleet, as a single cluster's does, in every output.
+func TestFleetDiffSaysReviewsDue(t *testing.T) {
+	src, err := os.ReadFile("../../examples/fleet/tenancy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	reviewed := strings.Replace(string(src), "name = \"gpu-pool\"\n", "name = \"gpu-pool\"\nowners = [\"@acme/platform\"]\nreview_by = 2027-01-15\n", 1)
+	writeDiffFiles(t, dir, map[string]string{"old.toml": string(src), "new.toml": reviewed})
+	const line = "the pool was due on 2027-01-15 (5 days ago; @acme/platform)"
+	tests := map[string]string{
+		"text":     "  ! review overdue: " + line + "\n",
+		"markdown": "> - Review overdue: " + line + "\n",
+		"json":     `"reviewsDue": [` + "\n" + `    "` + line + `"` + "\n  ]",
+	}
+	for output, want := range tests {
+		t.Run(output, func(t *testing.T) {
+			got := runAt(dir, time.Date(2027, 1, 20, 0, 0, 0, 0, time.UTC), "diff", "--no-color", "--output", output, "old.toml", "new.toml")
+			if got.code != 0 || strings.Count(got.stdout, want) != 1 {
+				t.Errorf("diff --output %s: exit %d, want once\n%s\nin:\n%s%s", output, got.code, want, got.stdout, got.stderr)
+			}
+		})
+	}
+	// Before the date, nothing is due.
+	got := runAt(dir, time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), "diff", "--no-color", "old.toml", "new.toml")
+	if strings.Contains(got.stdout, "review overdue") {
+		t.Errorf("on review_by itself, diff says a review is overdue:\n%s", got.stdout)
+	}
+}

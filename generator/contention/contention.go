@@ -39,6 +39,13 @@ type Query struct {
 	// open in it (schedule.At's state, or one a caller builds, such as one
 	// window open, as diff does).
 	Windows *schedule.State
+	// Nodes, when set, holds per flavor the GPUs the nodes have when that
+	// is less than the agreement's capacity (check --capacity, --lose):
+	// the queues stay as rendered, from the agreement. KAI divides the
+	// GPUs there are over them; Kueue admits by quota, never by nodes
+	// (kubernetes-sigs/kueue#2665), so what it admits beyond the nodes
+	// waits for one, and which team's pods do is first come.
+	Nodes map[string]int64
 }
 
 // Share is what a team runs in a scenario, in the backend's units: exactly
@@ -139,13 +146,37 @@ func Compute(p *plan.Agreement, b gpu.Backend, q Query) (*Report, error) {
 		withBusy = busy
 	}
 	if b == gpu.KAI {
-		r.Flavors, r.Rules = kaiReport(p, at, withBusy)
+		r.Flavors, r.Rules = kaiReport(p, at, withBusy, q.Nodes)
 		r.Source = kaiSource
 	} else {
-		r.Flavors, r.Rules = kueueReport(at, withBusy)
+		r.Flavors, r.Rules = kueueReport(at, withBusy, q.Nodes)
 		r.Source = kueueSource
 	}
 	return r, nil
+}
+
+// withNodes is p with each flavor of nodes at that capacity.
+func withNodes(p *plan.Agreement, nodes map[string]int64) *plan.Agreement {
+	if len(nodes) == 0 {
+		return p
+	}
+	out := *p
+	out.Flavors = slices.Clone(p.Flavors)
+	for i := range out.Flavors {
+		if n, ok := nodes[out.Flavors[i].Name]; ok {
+			out.Flavors[i].Capacity = n
+		}
+	}
+	return &out
+}
+
+// onNodes is what a team Kueue admits share of runs on nodes of capacity
+// GPUs, when the teams it admits together hold admitted GPUs: at most the
+// nodes, and at least its share less every GPU admitted beyond them, all
+// of which may be its own pods waiting.
+func onNodes(share Share, admitted, capacity int64) Share {
+	excess := max(0, admitted-capacity)
+	return Share{Min: max(0, min(share.Min-excess, capacity)), Max: min(share.Max, capacity)}
 }
 
 // busySet marks the teams the names select: a team by its name, a

@@ -97,9 +97,54 @@ func TestCompute(t *testing.T) {
 		backend gpu.Backend
 		busy    []string
 		at      string
+		nodes   map[string]int64 // Query.Nodes
 		flavor  string
 		want    map[string]row
 	}{
+		// One node of the reference agreement's four lost (24 GPUs):
+		// Kueue admits the same 32 when all are busy, and 8 of them wait
+		// for a node, any team's; alone each team fits. With training and
+		// inference busy, 32 are admitted again, 8 waiting.
+		"kueue: the reference agreement on 24 GPUs": {
+			src: reference, backend: gpu.Kueue, busy: []string{"training", "inference"}, flavor: "h100",
+			nodes: map[string]int64{"h100": 24},
+			want: map[string]row{
+				"training":  {16, "24", "8-16", "16-24", ""},
+				"research":  {8, "16", "0-8", "0", ""},
+				"inference": {8, "8", "0-8", "0-8", ""},
+			},
+		},
+		// KAI gives every busy queue its deserved quota whatever the
+		// GPUs: all busy, the fair shares hold 32 of 24, and 8 wait,
+		// any team's. Alone, or research alone busy, each fits.
+		"kai: the reference agreement on 24 GPUs": {
+			src: reference, backend: gpu.KAI, busy: []string{"research"}, flavor: "h100",
+			nodes: map[string]int64{"h100": 24},
+			want: map[string]row{
+				"training":  {16, "24", "8-16", "0", ""},
+				"research":  {8, "16", "0-8", "16", ""},
+				"inference": {8, "8", "0-8", "0", ""},
+			},
+		},
+		// Half the nodes: training's alone is the 16 there are.
+		"kai: the reference agreement on 16 GPUs": {
+			src: reference, backend: gpu.KAI, flavor: "h100",
+			nodes: map[string]int64{"h100": 16},
+			want: map[string]row{
+				"training":  {16, "16", "0-16", "", ""},
+				"research":  {8, "16", "0-8", "", ""},
+				"inference": {8, "8", "0-8", "", ""},
+			},
+		},
+		// A cut of a flavor the agreement does not name changes nothing.
+		"kueue: nodes of another flavor": {
+			src: reference, backend: gpu.Kueue, flavor: "h100", nodes: map[string]int64{"a100": 0},
+			want: map[string]row{
+				"training":  {16, "24", "16", "", ""},
+				"research":  {8, "16", "8", "", ""},
+				"inference": {8, "8", "8", "", ""},
+			},
+		},
 		// training 16 (lends 8, borrows 8), research 8 (lends 8, borrows
 		// 8), inference 8 (never lent). Alone, training takes research's
 		// 8 (24), research training's lent 8 (16); inference never
@@ -266,7 +311,7 @@ func TestCompute(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			q := contention.Query{Busy: tc.busy}
+			q := contention.Query{Busy: tc.busy, Nodes: tc.nodes}
 			if tc.at != "" {
 				q.At = windowstest.At(t, tc.at)
 			}

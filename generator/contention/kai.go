@@ -358,8 +358,10 @@ func kaiAlone(root *kaiQueue, capacity float64, n int) []Share {
 	return out
 }
 
-func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
-	fl := Flavor{Resource: "gpu (KAI counts GPUs)", Capacity: gpu.Capacity(p, gpu.InGPUs, nil)}
+func kaiReport(p, at *plan.Agreement, busy []bool, nodes map[string]int64) ([]Flavor, []string) {
+	// The queues are render's, from the agreement's capacity; KAI divides
+	// the GPUs the nodes have (Query.Nodes).
+	fl := Flavor{Resource: "gpu (KAI counts GPUs)", Capacity: gpu.Capacity(withNodes(p, nodes), gpu.InGPUs, nil)}
 	for _, f := range p.Flavors {
 		if !gpu.Counted(f.Resource) {
 			continue
@@ -380,6 +382,18 @@ func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
 	if busy != nil {
 		chosen = kaiScenarioOf(root, capacity, busy).shares(root, capacity)
 	}
+	if len(nodes) > 0 {
+		// KAI gives each asking queue its deserved quota whatever the
+		// GPUs (resource_division.go:96-113 setDeservedResource): on
+		// fewer GPUs than the guarantees, the fair shares hold more
+		// than the nodes, and which team's pods wait is first come.
+		// Otherwise the shares hold at most the GPUs there are.
+		for i := range alone {
+			alone[i] = onNodes(alone[i], alone[i].Max, fl.Capacity)
+		}
+		onNodesAll(allBusy, fl.Capacity)
+		onNodesAll(chosen, fl.Capacity)
+	}
 	for i := range p.Teams {
 		t := &p.Teams[i]
 		s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
@@ -395,4 +409,17 @@ func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
 	}
 	sortTeams(&fl)
 	return []Flavor{fl}, kaiRules
+}
+
+// onNodesAll is onNodes for every share of a scenario: the fair shares
+// hold their sum (their least: a range comes of a tie over GPUs that
+// exist, so it never holds more than the nodes).
+func onNodesAll(shares []Share, capacity int64) {
+	var admitted int64
+	for _, s := range shares {
+		admitted += s.Min
+	}
+	for i := range shares {
+		shares[i] = onNodes(shares[i], admitted, capacity)
+	}
 }

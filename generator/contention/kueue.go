@@ -182,7 +182,19 @@ func (k *kueueFlavor) alone(i int) Share {
 	return Share{Min: t.g + max(0, most), Max: t.g + max(0, most)}
 }
 
-func kueueReport(p *plan.Agreement, busy []bool) ([]Flavor, []string) {
+// admitted is every GPU the scenario's busy teams hold together: their
+// guarantees and all they borrow (the same in every order).
+func (s *kueueScenario) admitted() int64 {
+	n := s.total(-1)
+	for i, t := range s.k.teams {
+		if s.run[i] {
+			n += t.g
+		}
+	}
+	return n
+}
+
+func kueueReport(p *plan.Agreement, busy []bool, nodes map[string]int64) ([]Flavor, []string) {
 	var out []Flavor
 	all := everyone(len(p.Teams))
 	for _, f := range p.Flavors {
@@ -193,15 +205,30 @@ func kueueReport(p *plan.Agreement, busy []bool) ([]Flavor, []string) {
 			chosen = k.scenario(busy)
 		}
 		fl := Flavor{Flavor: f.Name, Resource: f.Resource, Capacity: f.Capacity}
+		// Kueue admits by quota alone; on fewer GPUs than the agreement
+		// says, what runs is capped by the nodes (Query.Nodes).
+		// admitted is what a scenario's teams hold together (alone: the
+		// team's own share), -1 when the nodes are not cut.
+		run := func(s Share, admitted int64) Share { return s }
+		everyAdmitted, chosenAdmitted := int64(-1), int64(-1)
+		if n, ok := nodes[f.Name]; ok {
+			fl.Capacity = n
+			run = func(s Share, admitted int64) Share { return onNodes(s, admitted, n) }
+			everyAdmitted = everyBusy.admitted()
+			if chosen != nil {
+				chosenAdmitted = chosen.admitted()
+			}
+		}
 		for i := range p.Teams {
 			t := &p.Teams[i]
 			if !holds(t.Quota(f.Name)) {
 				continue
 			}
+			alone := k.alone(i)
 			o := Outcome{Team: t.Name, Department: t.Department, Guaranteed: k.teams[i].g,
-				Alone: k.alone(i), AllBusy: everyBusy.share(i)}
+				Alone: run(alone, alone.Max), AllBusy: run(everyBusy.share(i), everyAdmitted)}
 			if chosen != nil {
-				s := chosen.share(i)
+				s := run(chosen.share(i), chosenAdmitted)
 				o.Busy = &s
 			}
 			if t.Retiring {

@@ -34,6 +34,22 @@ type Pos struct {
 	File         string
 }
 
+// LineFrom says where p is for a message located at at: "line 12" when
+// both are in one file, else "line 12 of teams/ml.toml", so a message in
+// one file of a split agreement does not send its reader to a line of
+// another. root names the agreement's own file, whose positions have no
+// File.
+func (p Pos) LineFrom(at Pos, root string) string {
+	if p.File == at.File {
+		return fmt.Sprintf("line %d", p.Line)
+	}
+	file := p.File
+	if file == "" {
+		file = root
+	}
+	return fmt.Sprintf("line %d of %s", p.Line, file)
+}
+
 // IsZero reports whether the position is unknown.
 func (p Pos) IsZero() bool { return p.Line == 0 }
 

@@ -31,3 +31,23 @@ func TestTOMLKey(t *testing.T) {
 		}
 	}
 }
+
+func TestLineFrom(t *testing.T) {
+	tests := map[string]struct {
+		p, at Pos
+		want  string
+	}{
+		"both in the agreement's file":   {Pos{Line: 3}, Pos{Line: 9}, "line 3"},
+		"both in one included file":      {Pos{Line: 3, File: "teams/a.toml"}, Pos{Line: 9, File: "teams/a.toml"}, "line 3"},
+		"in the agreement's file":        {Pos{Line: 3}, Pos{Line: 9, File: "teams/a.toml"}, "line 3 of tenancy.toml"},
+		"in another included file":       {Pos{Line: 3, File: "teams/b.toml"}, Pos{Line: 9, File: "teams/a.toml"}, "line 3 of teams/b.toml"},
+		"in an included file, from root": {Pos{Line: 3, File: "teams/b.toml"}, Pos{Line: 9}, "line 3 of teams/b.toml"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.p.LineFrom(tc.at, "tenancy.toml")); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

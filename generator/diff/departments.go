@@ -97,8 +97,9 @@ func departmentQuota(a *plan.Agreement, d *plan.Department, flavor string) (*pla
 // moves lists the teams of both sides whose department changes, by name.
 func moves(old, new *plan.Agreement) []Move {
 	var out []Move
+	oldTeams := teamsByName(old)
 	for _, nt := range new.Teams {
-		if ot := findTeam(old, nt.Name); ot != nil && ot.Department != nt.Department {
+		if ot := oldTeams[nt.Name]; ot != nil && ot.Department != nt.Department {
 			out = append(out, Move{Team: nt.Name, From: ot.Department, To: nt.Department})
 		}
 	}

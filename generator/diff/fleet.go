@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tenancy-dev/tenancy/generator"
 )
@@ -38,6 +39,25 @@ type FleetReport struct {
 	// lend): said once here, and left out of each cluster's summary.
 	NewWarnings     []Warning       `json:"newWarnings"`
 	ChangedWarnings []WarningChange `json:"changedWarnings"`
+	// ReviewsDue says which parts of the new side are past their
+	// review_by, as Summary.ReviewsDue does for one cluster: the dates are
+	// the agreement's, the same in every cluster, so they are said once
+	// here; the caller fills it (SetReviewsDue).
+	ReviewsDue []string `json:"reviewsDue,omitempty"`
+}
+
+// SetReviewsDue records the review_by dates that today is past on the new
+// side, read from the plan of any of its parts (each carries the
+// agreement's dates); nothing when the new side has none.
+func (r *FleetReport) SetReviewsDue(parts []Part, today time.Time) {
+	for _, p := range parts {
+		if p.New != nil {
+			var s Summary
+			s.SetReviewsDue(p.New.Plan, today)
+			r.ReviewsDue = s.ReviewsDue
+			return
+		}
+	}
 }
 
 // ClusterReport is what the change does in one cluster of the fleet.

@@ -117,8 +117,9 @@ func clusterOpNote(op Op) string {
 	return ": unchanged"
 }
 
-// warnings is a summary holding only the warnings every cluster shares, so
-// the single cluster's Attention printers say them once for the fleet.
+// warnings is a summary holding only the warnings every cluster shares and
+// the reviews due, so the single cluster's Attention printers say them
+// once for the fleet.
 func (r *FleetReport) warnings() Summary {
-	return Summary{NewWarnings: r.NewWarnings, ChangedWarnings: r.ChangedWarnings}
+	return Summary{NewWarnings: r.NewWarnings, ChangedWarnings: r.ChangedWarnings, ReviewsDue: r.ReviewsDue}
 }

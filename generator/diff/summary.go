@@ -317,8 +317,12 @@ func quotaFlavor(q plan.Quota) string         { return q.Flavor }
 // names only the old side has.
 func union(old, new []string) []string {
 	out := slices.Clone(new)
+	inNew := make(map[string]bool, len(new)) // 10,000 teams: no scan per name
+	for _, n := range new {
+		inNew[n] = true
+	}
 	for _, n := range old {
-		if !slices.Contains(new, n) {
+		if !inNew[n] {
 			out = append(out, n)
 		}
 	}
@@ -356,21 +360,24 @@ func compareFlavors(old, new *plan.Agreement) []FlavorChange {
 	return out
 }
 
-func findTeam(a *plan.Agreement, name string) *plan.Team {
+// teamsByName indexes a's teams by name: the teams table looks up every
+// team on both sides, which a scan per team would make quadratic (10,000
+// teams: about a second).
+func teamsByName(a *plan.Agreement) map[string]*plan.Team {
+	m := make(map[string]*plan.Team, len(a.Teams))
 	for i := range a.Teams {
-		if a.Teams[i].Name == name {
-			return &a.Teams[i]
-		}
+		m[a.Teams[i].Name] = &a.Teams[i]
 	}
-	return nil
+	return m
 }
 
 func compareTeams(old, new *plan.Agreement) []TeamChange {
 	out := []TeamChange{}
 	all := union(names(old.Teams, teamName), names(new.Teams, teamName))
 	slices.Sort(all) // a removed team in its place, not at the end
+	oldTeams, newTeams := teamsByName(old), teamsByName(new)
 	for _, name := range all {
-		ot, nt := findTeam(old, name), findTeam(new, name)
+		ot, nt := oldTeams[name], newTeams[name]
 		c := TeamChange{Name: name}
 		if ot != nil {
 			r := string(ot.Reclaim)

@@ -186,6 +186,61 @@ func Write(ordered []render.Object) ([]render.Object, []byte, error) {
 	return out, stream, nil
 }
 
+// Check is Write without the YAML, for a caller that keeps only the
+// verdict (tenancy check, explain): it returns the error Write returns for
+// the same objects, the first value it cannot write in the order Write
+// writes them, and writes nothing but each key, to measure it as written.
+// At 10,000 teams it saves writing (and collecting) about 30 MB.
+func Check(ordered []render.Object) error {
+	var scratch bytes.Buffer
+	for i := range ordered {
+		o := &ordered[i]
+		w := writer{Buffer: &scratch}
+		w.checkMap(o.Fields)
+		if w.err != nil {
+			return fmt.Errorf("encode %s %s: %w", o.Kind(), o.Name(), w.err)
+		}
+	}
+	return nil
+}
+
+// checkMap is writeMap's checks: keys in writeMap's order, each measured
+// as writeString writes it, and every value as writeValue would take it.
+func (b *writer) checkMap(m map[string]any) {
+	var small [16]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.Reset()
+		b.writeString(k)
+		if b.Len() > maxKey && b.err == nil {
+			b.err = fmt.Errorf("%w: a key of %d bytes", errKeyTooLong, b.Len())
+		}
+		b.checkValue(m[k])
+	}
+}
+
+// checkValue is what writeValue, writeSeq and writeScalar refuse: a value
+// that is not unstructured content.
+func (b *writer) checkValue(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		b.checkMap(x)
+	case []any:
+		for _, item := range x {
+			b.checkValue(item)
+		}
+	case string, int64, bool, nil, float64:
+	default:
+		if b.err == nil {
+			b.err = fmt.Errorf("%w: %T", errUnsupported, v)
+		}
+	}
+}
+
 // writer writes YAML into a buffer and remembers the first value it cannot
 // write, so a renderer's mistake fails the rendering instead of printing
 // something no reader expects.

@@ -425,3 +425,40 @@ func FuzzStringRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckIsWriteWithoutYAML holds Check's verdict to Write's, the first
+// error included, for every value Write refuses and where it sits.
+func TestCheckIsWriteWithoutYAML(t *testing.T) {
+	long := strings.Repeat("k", 1025)
+	quotedLong := "1" + strings.Repeat("k", 1022) // plain 1023 bytes, 1025 quoted
+	tests := map[string][]render.Object{
+		"fine": {object("Thing", "", "a", map[string]any{"s": "x", "n": int64(1), "f": 1.5, "b": true, "z": nil,
+			"m": map[string]any{}, "l": []any{map[string]any{"k": "v"}, []any{"x"}, []any{}}})},
+		"unsupported":                   {object("Thing", "", "a", map[string]any{"v": 7})},
+		"unsupported in a list":         {object("Thing", "", "a", map[string]any{"l": []any{"x", []any{int32(1)}}})},
+		"unsupported in a nested map":   {object("Thing", "", "a", map[string]any{"m": map[string]any{"x": []string{"a"}}})},
+		"the first of two, by key":      {object("Thing", "", "a", map[string]any{"b": 7, "a": int32(7)})},
+		"key too long":                  {object("Thing", "", "a", map[string]any{long: "v"})},
+		"key too long once quoted":      {object("Thing", "", "a", map[string]any{quotedLong: "v"})},
+		"key too long before its value": {object("Thing", "", "a", map[string]any{long: 7})},
+		"the second object":             {object("Thing", "", "a", map[string]any{"v": "ok"}), object("Other", "ns", "b", map[string]any{"v": uint(1)})},
+	}
+	errString := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	for name, objs := range tests {
+		t.Run(name, func(t *testing.T) {
+			checked := errString(encode.Check(objs))
+			_, _, err := encode.Write(objs)
+			if diff := cmp.Diff(errString(err), checked); diff != "" {
+				t.Errorf("Check's error (-Write's,+Check's):\n%s", diff)
+			}
+			if (err == nil) != (name == "fine") {
+				t.Errorf("Write's error %v: the case does not test what it says", err)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -137,6 +138,23 @@ func (f *Fields) set(key string, v *Value) {
 
 // Parse parses a TOML document. file names it in diagnostics.
 func Parse(file string, data []byte) (*Value, diag.List) {
+	root, diags, judged := Start(file, data)
+	if judged != nil {
+		diags = judged()
+	}
+	return root, diags
+}
+
+// Start is Parse with go-toml's verdict (judge) left to come: it returns
+// the loader's tree and diagnostics, and, when the loader found nothing
+// wrong, judged, which waits for the decoder's verdict and returns it (nil
+// or the one "invalid TOML" error). The decoder runs meanwhile on another
+// goroutine, so a caller may go on with the tree, but must call judged
+// before it says anything: a document the decoder refuses is refused with
+// that error alone, whatever the tree gave. The decoder costs about a third
+// of a second at 10,000 teams (its key tracker is quadratic in the number
+// of tables), which the steps after loading then hide on a second core.
+func Start(file string, data []byte) (_ *Value, _ diag.List, judged func() diag.List) {
 	// Editors on Windows may start a UTF-8 file with a byte order mark,
 	// which go-toml reports as an invalid key character. Editors do not
 	// show it, so columns are counted after it.
@@ -168,21 +186,23 @@ func Parse(file string, data []byte) (*Value, diag.List) {
 	if err := p.Error(); err != nil {
 		l.syntaxError(err)
 	}
-	if len(l.diags) == 0 {
-		l.judge()
+	if len(l.diags) > 0 {
+		return root, l.diags, nil
 	}
-	return root, l.diags
+	verdict := make(chan diag.List, 1)
+	go func() { verdict <- l.judge() }()
+	return root, nil, sync.OnceValue(func() diag.List { return <-verdict })
 }
 
 // judge decodes the document with go-toml's decoder and reports its refusal:
 // the loader builds a tree for what the parser accepts, but only a decoder
 // that implements the specification's table rules can say a document is
 // valid TOML.
-func (l *loader) judge() {
+func (l *loader) judge() diag.List {
 	var doc map[string]any
 	err := toml.Unmarshal(l.data, &doc)
 	if err == nil {
-		return
+		return nil
 	}
 	var derr *toml.DecodeError
 	pos := Pos{}
@@ -192,10 +212,10 @@ func (l *loader) judge() {
 		pos = Pos{Line: line, Column: col}
 		msg = strings.TrimPrefix(msg, "toml: ")
 	}
-	l.diags = append(l.diags, diag.Diagnostic{
+	return diag.List{{
 		Severity: diag.Error, Type: field.ErrorTypeInvalid, File: l.file, Pos: pos,
 		Message: "invalid TOML: " + msg,
-	})
+	}}
 }
 
 type loader struct {

@@ -23,14 +23,14 @@ func (v *validator) departments() {
 	for _, d := range v.a.Departments {
 		v.dnsLabel(d.Pos, d.Path, d.Name)
 		if n := v.a.Name; n.IsSet() && n.Value == d.Name {
-			v.errorf(field.ErrorTypeDuplicate, d.Pos, d.Path, "department %q has the pool's name (name, line %d): the pool and the department would be one Kueue Cohort and one KAI queue", d.Name, n.Pos.Line)
+			v.errorf(field.ErrorTypeDuplicate, d.Pos, d.Path, "department %q has the pool's name (name, %s): the pool and the department would be one Kueue Cohort and one KAI queue", d.Name, n.Pos.LineFrom(d.Pos, v.r.File))
 		}
 		if t := teams[d.Name]; t != nil {
 			// At the later of the two tables, naming the other's line.
 			if t.Pos.Before(d.Pos) {
-				v.errorf(field.ErrorTypeDuplicate, d.Pos, d.Path, "department %q has the name of team %q (line %d): a department and a team cannot share a name (KAI queues are one namespace)", d.Name, t.Name, t.Pos.Line)
+				v.errorf(field.ErrorTypeDuplicate, d.Pos, d.Path, "department %q has the name of team %q (%s): a department and a team cannot share a name (KAI queues are one namespace)", d.Name, t.Name, t.Pos.LineFrom(d.Pos, v.r.File))
 			} else {
-				v.errorf(field.ErrorTypeDuplicate, t.Pos, t.Path, "team %q has the name of department %q (line %d): a department and a team cannot share a name (KAI queues are one namespace)", t.Name, d.Name, d.Pos.Line)
+				v.errorf(field.ErrorTypeDuplicate, t.Pos, t.Path, "team %q has the name of department %q (%s): a department and a team cannot share a name (KAI queues are one namespace)", t.Name, d.Name, d.Pos.LineFrom(t.Pos, v.r.File))
 			}
 		}
 		v.weight(d.Weight, "department")

@@ -50,7 +50,7 @@ func departmentChecks(p *plan.Agreement, r *diag.Reporter) {
 		for _, suffix := range []string{SharedSuffix, ReservedSuffix} {
 			if d.Name == p.Name+suffix {
 				r.Errorf(field.ErrorTypeDuplicate, d.Origin.Pos, d.Origin.Path,
-					"kai: department %q has the name of the pool's %s subtree queue (pool name %q at line %d): rename the department", d.Name, suffix[1:], p.Name, p.NameOrigin.Pos.Line)
+					"kai: department %q has the name of the pool's %s subtree queue (pool name %q at %s): rename the department", d.Name, suffix[1:], p.Name, p.NameOrigin.Pos.LineFrom(d.Origin.Pos, r.File))
 			}
 		}
 		s := gpu.DepartmentSum(p, d, gpu.InGPUs, nil)

@@ -69,7 +69,7 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 	if g := p.Guardrails; g.DefaultQueue {
 		for _, t := range p.Teams {
 			if t.Name == plan.DefaultQueueName {
-				r.Errorf(field.ErrorTypeDuplicate, t.Origin.Pos, t.Origin.Path, "kueue: team %q has the name of the LocalQueue that guardrails.default_queue (line %d) puts in every team namespace: the team's own LocalQueue and the default one would be one object; rename the team, or turn default_queue off", t.Name, g.DefaultQueueOrigin.Pos.Line)
+				r.Errorf(field.ErrorTypeDuplicate, t.Origin.Pos, t.Origin.Path, "kueue: team %q has the name of the LocalQueue that guardrails.default_queue (%s) puts in every team namespace: the team's own LocalQueue and the default one would be one object; rename the team, or turn default_queue off", t.Name, g.DefaultQueueOrigin.Pos.LineFrom(t.Origin.Pos, r.File))
 			}
 		}
 	}
