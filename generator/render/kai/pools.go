@@ -1,95 +1,36 @@
 package kai
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
 	"github.com/tenancy-dev/tenancy/generator/gpu"
 	"github.com/tenancy-dev/tenancy/generator/plan"
+	"github.com/tenancy-dev/tenancy/generator/render"
 )
 
-// Pool is one KAI node pool of an agreement whose quotas are on several
-// flavors: the flavor's Nodes (those whose Agreement.NodePoolLabel is
-// Value), the SchedulingShard that schedules them, and a tree of Queues
-// holding that flavor's quotas alone. KAI keeps one GPU quota per Queue,
-// so a pool per flavor is what keeps per-flavor guarantees apart
-// (KAI-scheduler issues #133 and #145).
-type Pool struct {
-	Flavor *plan.Flavor
-	// Name names the pool's SchedulingShard and ends its Queues' names
-	// (QueueName): the flavor's name, a DNS label, where Value may be any
-	// label value (NVIDIA-H100-80GB-HBM3 is one, and no object name).
-	Name string
-	// Value is the pool label's value on the pool's Nodes, Queues and
-	// workloads, the shard's partitionLabelValue: Flavor.NodePool.
-	Value string
-}
+// Pool is one KAI node pool (gpu.Pool, where every family and contention
+// read it).
+type Pool = gpu.Pool
 
-// Pools returns the agreement's node pools, in flavor order: one per flavor
-// KAI counts (whole GPUs or MIG slices, within KAI's exact range) that a
-// team or a department holds a guarantee or a borrow limit on, when there
-// are two or more such flavors. Otherwise it returns nil, and the agreement
-// renders as one unsharded queue tree, as it did before pools existed.
-// Guardrails, explain, report and windows name a team's queue in a pool
-// with QueueName.
-func Pools(p *plan.Agreement) []Pool {
-	var out []Pool
-	for i := range p.Flavors {
-		f := &p.Flavors[i]
-		if counted(f) && held(p, f.Name) {
-			out = append(out, Pool{Flavor: f, Name: f.Name, Value: poolValue(f)})
-		}
-	}
-	if len(out) < 2 {
-		return nil
-	}
-	return out
-}
+// Pools returns the agreement's node pools; nil for an agreement that
+// renders unsharded (gpu.Pools).
+func Pools(p *plan.Agreement) []Pool { return gpu.Pools(p) }
 
-// QueueName is the name of the Queue called base (the agreement's name, a
-// department's, a team's, or a subtree's such as name-shared) in flavor f's
-// pool: base itself when the agreement renders unsharded (Pools is nil),
-// else base-<pool>, e.g. training-h100.
+// QueueName is the name of the Queue called base in flavor f's pool
+// (gpu.QueueName): base unsharded, else base-<pool>, e.g. training-h100.
 func QueueName(p *plan.Agreement, base string, f *plan.Flavor) string {
-	if Pools(p) == nil {
-		return base
-	}
-	return base + "-" + f.Name
+	return gpu.QueueName(p, base, f)
 }
 
-// counted reports whether KAI's queues count the flavor's resource and can
-// hold its capacity exactly (flavorChecks reports the others).
-func counted(f *plan.Flavor) bool {
-	per := gpu.PerUnit(f.Resource)
-	return per > 0 && f.Capacity <= gpu.MaxExact/per
-}
+// DefaultShard is the SchedulingShard KAI's Helm chart installs (v0.17.0
+// templates/default-shard.yaml): partitionLabelValue "", whose scheduler
+// takes the Nodes, Queues and PodGroups without the pool label.
+const DefaultShard = "default"
 
-// held reports whether a team or a department is guaranteed, or may borrow,
-// some of the flavor.
-func held(p *plan.Agreement, flavor string) bool {
-	for i := range p.Teams {
-		if q := p.Teams[i].Quota(flavor); q.Guaranteed+q.Borrow > 0 {
-			return true
-		}
-	}
-	for i := range p.Departments {
-		if q := p.Departments[i].Quota(flavor); q.Guaranteed+q.Borrow > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// poolValue is the flavor's pool label value; a plan built without one (in
-// tests) uses the flavor's name, the format's default.
-func poolValue(f *plan.Flavor) string {
-	if f.NodePool == "" {
-		return f.Name
-	}
-	return f.NodePool
-}
-
-// poolChecks: two flavors KAI counts that share one pool value. Two pools
+// poolChecks: a pool that would take the default shard's name, and two
+// flavors KAI counts that share one pool value. Two pools
 // of one value would be two schedulers over the same Nodes, each counting
 // all of them as its own: refused. Where at most one of them is a pool,
 // the other's Nodes would silently join it: a warning.
@@ -97,14 +38,19 @@ func poolChecks(p *plan.Agreement, r *diag.Reporter) {
 	pools := map[string]bool{}
 	for _, pool := range Pools(p) {
 		pools[pool.Name] = true
+		if pool.Name == DefaultShard {
+			o := pool.Flavor.Origin
+			r.Errorf(field.ErrorTypeDuplicate, o.Pos, o.Path,
+				"kai: flavor %s would be a node pool whose SchedulingShard is named %q, the name of the shard KAI's Helm chart installs for the Nodes without a pool label: rename the flavor", pool.Name, DefaultShard)
+		}
 	}
 	first := map[string]*plan.Flavor{}
 	for i := range p.Flavors {
 		f := &p.Flavors[i]
-		if !counted(f) {
+		if !gpu.KAICounts(f) {
 			continue
 		}
-		v := poolValue(f)
+		v := gpu.PoolValue(f)
 		prev, ok := first[v]
 		if !ok {
 			first[v] = f
@@ -120,5 +66,98 @@ func poolChecks(p *plan.Agreement, r *diag.Reporter) {
 		r.Warnf(field.ErrorTypeDuplicate, o.Pos, o.Path,
 			"kai: flavors %s (line %d) and %s share the node pool value %q of %s: KAI sees their Nodes as one pool; give each flavor its own node_pool",
 			prev.Name, prev.Origin.Pos.Line, f.Name, v, p.NodePoolLabel)
+	}
+}
+
+// tree is one queue tree and how its Queues are named and labelled: the
+// agreement's only tree (pool nil: names as written, no label), or a
+// pool's, counted from its flavor's part of the plan, every name ending in
+// -<pool> and every Queue carrying the pool label.
+type tree struct {
+	p     *plan.Agreement // the agreement, or the pool's FlavorPart
+	pool  *Pool
+	label string // the pool label's key (Agreement.NodePoolLabel)
+}
+
+// poolTree is the queue tree of one pool of p.
+func poolTree(p *plan.Agreement, pool Pool) tree {
+	return tree{p: p.FlavorPart(pool.Flavor.Name), pool: &pool, label: p.NodePoolLabel}
+}
+
+// name is the tree's name of the Queue called base.
+func (tr tree) name(base string) string {
+	if tr.pool == nil {
+		return base
+	}
+	return gpu.PoolQueueName(base, tr.pool.Name)
+}
+
+// root is the tree's top Queue: the agreement's name, or name-<pool>; the
+// subtrees are root-shared and root-reserved.
+func (tr tree) root() string { return tr.name(tr.p.Name) }
+
+// holds reports whether the team has a Queue in the tree: every team in the
+// agreement's only tree; in a pool, a team guaranteed some of the pool's
+// flavor or allowed to borrow it.
+func (tr tree) holds(t *plan.Team) bool {
+	if tr.pool == nil {
+		return true
+	}
+	q := t.Quota(tr.pool.Flavor.Name)
+	return q.Guaranteed+q.Borrow > 0
+}
+
+// holdsDepartment: every department in the agreement's only tree; in a
+// pool, a department that holds some of the pool's flavor or has a team
+// that does.
+func (tr tree) holdsDepartment(d *plan.Department) bool {
+	if tr.pool == nil {
+		return true
+	}
+	if q := d.Quota(tr.pool.Flavor.Name); q.Guaranteed+q.Borrow > 0 {
+		return true
+	}
+	for i := range tr.p.Teams {
+		if t := &tr.p.Teams[i]; t.Department == d.Name && tr.holds(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// SchedulingShardAPIVersion and SchedulingShardKind are KAI's
+// kai.scheduler/v1 SchedulingShard (v0.17.0 CRD
+// deployments/kai-scheduler/crds/kai.scheduler_schedulingshards.yaml).
+const (
+	SchedulingShardAPIVersion = "kai.scheduler/v1"
+	SchedulingShardKind       = "SchedulingShard"
+)
+
+// SchedulingShard is the part of KAI's SchedulingShard that tenancy
+// writes: for each one, KAI's operator runs a scheduler over the Nodes,
+// Queues and PodGroups whose node pool label ([kai] node_pool_label, which
+// must be the cluster's Config spec.global.nodePoolLabelKey) has the
+// shard's partitionLabelValue. Everything else is left to the operator's
+// defaults (SchedulingShardSpec.SetDefaultsWhereNeeded, applied in memory,
+// never written back: the CRD itself defaults nothing, so the API server
+// adds nothing Argo CD would see as drift), which are the chart's default
+// shard's too.
+type SchedulingShard struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              SchedulingShardSpec `json:"spec"`
+}
+
+// SchedulingShardSpec is a SchedulingShard's spec.
+type SchedulingShardSpec struct {
+	PartitionLabelValue string `json:"partitionLabelValue"`
+}
+
+// schedulingShard is the pool's SchedulingShard, named as the pool.
+func schedulingShard(p *plan.Agreement, pool Pool) *SchedulingShard {
+	return &SchedulingShard{
+		TypeMeta:   metav1.TypeMeta{APIVersion: SchedulingShardAPIVersion, Kind: SchedulingShardKind},
+		ObjectMeta: render.Meta(p.Name, "", pool.Name, ""),
+		Spec:       SchedulingShardSpec{PartitionLabelValue: pool.Value},
 	}
 }
