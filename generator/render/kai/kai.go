@@ -48,15 +48,19 @@ const (
 	ReservedSuffix = "-reserved"
 )
 
-// Queue is the part of KAI's scheduling.run.ai/v2 Queue that tenancy writes.
-// KAI's Go module is not reachable here, so the type is written from the
-// v0.17.0 CRD (shared/crds/kai/scheduling.run.ai_queues.yaml), and every
-// rendered Queue is checked against that CRD in the tests.
-type Queue struct {
+// object is a KAI object as tenancy writes it: its type, its metadata and
+// the part of its spec tenancy sets. KAI's Go module is not reachable here,
+// so each spec is written from KAI v0.17.0's CRD, and every rendered object
+// is checked against that CRD in the tests.
+type object[Spec any] struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
-	Spec              QueueSpec `json:"spec"`
+	Spec              Spec `json:"spec"`
 }
+
+// Queue is the part of KAI's scheduling.run.ai/v2 Queue that tenancy writes
+// (CRD shared/crds/kai/scheduling.run.ai_queues.yaml).
+type Queue = object[QueueSpec]
 
 // QueueSpec is a Queue's spec.
 type QueueSpec struct {

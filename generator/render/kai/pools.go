@@ -142,11 +142,7 @@ const (
 // never written back: the CRD itself defaults nothing, so the API server
 // adds nothing Argo CD would see as drift), which are the chart's default
 // shard's too.
-type SchedulingShard struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              SchedulingShardSpec `json:"spec"`
-}
+type SchedulingShard = object[SchedulingShardSpec]
 
 // SchedulingShardSpec is a SchedulingShard's spec.
 type SchedulingShardSpec struct {
