@@ -104,6 +104,10 @@ func setUp(ctx context.Context, dir string) error {
 		KwokDir:   cpBins.KwokDir,
 		Dir:       dir,
 		Log:       os.Stderr,
+		// As KAI's chart installs it (admission.enabled) with
+		// global.gpuSharing: the shared-GPU checks bind fractions.
+		Admission:  true,
+		GPUSharing: true,
 	})
 	if err != nil {
 		return fmt.Errorf("start KAI control plane: %w", err)

@@ -35,6 +35,17 @@ type KAIOptions struct {
 	Dir string
 	// Log receives progress lines.
 	Log io.Writer
+	// Admission runs KAI's admission webhook (Binaries "admission") with
+	// the webhook configurations KAI's operator writes, before the other
+	// KAI components (kai_admission.go).
+	Admission bool
+	// GPUSharing turns KAI's GPU sharing on as the Config's
+	// spec.admission.gpuSharing (the chart's global.gpuSharing) does: the
+	// admission webhook's --gpu-sharing-enabled. The binder's gpusharing
+	// plugin and the scheduler's gpusharingorder plugin are on already by
+	// default. KWOK's Nodes run no reservation pod's program: the control
+	// plane stands in for it (standInReservationPods). Needs Admission.
+	GPUSharing bool
 }
 
 // KAI's names, as its operator and chart give them by default
@@ -162,6 +173,20 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 	}
 	if err := cp.waitHTTP(ctx, "kwok", fmt.Sprintf("http://%s/healthz", hostPort(kwokPort)), nil, 60*time.Second); err != nil {
 		return nil, err
+	}
+
+	if opts.GPUSharing && !opts.Admission {
+		return nil, fmt.Errorf("KAIOptions.GPUSharing needs Admission: fractional pods bind only once KAI's admission webhook named their ConfigMap")
+	}
+	if opts.Admission {
+		if err := cp.startKAIAdmission(ctx, base, opts); err != nil {
+			return nil, err
+		}
+	}
+	if opts.GPUSharing {
+		bg, stop := context.WithCancel(context.Background())
+		cp.cancel = func() { stop(); cancel() }
+		go cp.standInReservationPods(bg)
 	}
 
 	// KAI. Every component reads KUBECONFIG (controller-runtime's
