@@ -86,10 +86,33 @@ func choosesDevices(e string) string {
 
 // deviceEnvExpr lists, per pod template, "container X sets VAR" for each
 // container that chooses devices through its environment without asking
-// the device plugin for any.
-func deviceEnvExpr() string {
-	return "variables.templates.map(t, " + allContainers("t") + ".filter(c, !(" + usesDevicePlugin("c") + ") && c.?env.orValue([]).exists(e, " + choosesDevices("e") + "))" +
-		".map(c, 'container ' + c.?name.orValue('') + ' sets ' + c.env.filter(e, " + choosesDevices("e") + ")[0].name))"
+// the device plugin for any. Under KAI the variables its admission webhook
+// gives a fractional pod are not counted (kaiSharedGPUEnv).
+func deviceEnvExpr(b render.Backend) string {
+	chooses := choosesDevices("e")
+	if b == render.KAI {
+		chooses = "(" + chooses + ") && !(" + kaiSharedGPUEnv("t", "e") + ")"
+	}
+	return "variables.templates.map(t, " + allContainers("t") + ".filter(c, !(" + usesDevicePlugin("c") + ") && c.?env.orValue([]).exists(e, " + chooses + "))" +
+		".map(c, 'container ' + c.?name.orValue('') + ' sets ' + c.env.filter(e, " + chooses + ")[0].name))"
+}
+
+// kaiSharedGPUConfigMap is the annotation in which KAI's admission webhook
+// names a fractional pod's GPU-sharing ConfigMaps, one per container,
+// <name>-<index> (pkg/binder/common/gpusharingconfigmap).
+const kaiSharedGPUConfigMap = "runai/shared-gpu-configmap"
+
+// kaiSharedGPUEnv is true when env var e of pod template t is KAI's own
+// wiring of a fractional GPU: t asks KAI for part of a GPU, and e reads
+// from one of the ConfigMaps the template's annotation names, into which
+// KAI's binder writes the GPU it reserved for the pod (its reservation pod
+// holds the whole GPU through the device plugin, in KAI's namespace). KAI's
+// admission webhook adds NVIDIA_VISIBLE_DEVICES so to every fractional
+// pod, before this policy sees it.
+func kaiSharedGPUEnv(t, e string) string {
+	named := t + ".?metadata.?annotations[?" + celString(kaiSharedGPUConfigMap) + "].orValue('')"
+	return t + ".?metadata.?annotations.orValue({}).exists(k, k in " + celList(kaiFractionAnnotations) + ") && " +
+		named + " != '' && " + e + ".?valueFrom.?configMapKeyRef.?name.orValue('').startsWith(" + named + " + '-')"
 }
 
 // gpusOf is container c's count of GPU resource res (its request, else
@@ -258,8 +281,8 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "sizes", Expression: sizesExpr(b)},
 		{Name: "tooLarge", Expression: "variables.sizes.filter(p, int(p[1]) > variables.teamMost[?p[0]].orValue(0))"},
 		{Name: "oldSizes", Expression: oldOf(sizesExpr(b))},
-		{Name: "deviceEnv", Expression: deviceEnvExpr()},
-		{Name: "oldDeviceEnv", Expression: oldOf(deviceEnvExpr())},
+		{Name: "deviceEnv", Expression: deviceEnvExpr(b)},
+		{Name: "oldDeviceEnv", Expression: oldOf(deviceEnvExpr(b))},
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
 			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
