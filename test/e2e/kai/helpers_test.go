@@ -213,8 +213,8 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 }
 
 // clearWorkloads deletes every workload of a built-in kind and every Pod of
-// the work namespaces and waits until no pod is left, so KAI's queues start
-// empty.
+// the work namespaces and waits until no pod is left, nor any shared GPU's
+// reservation pod, so KAI's queues start empty and every GPU is free.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
 	ctx := ctxFor(t)
@@ -245,7 +245,13 @@ func clearWorkloads(t *testing.T) {
 			}
 			left += len(pods.Items)
 		}
-		return left == 0, fmt.Sprintf("%d pods left", left)
+		// KAI's binder removes a shared GPU's reservation pod once the
+		// GPU's last fractional pod is gone; until then it holds the GPU.
+		reserved, err := env.cp.Kube.CoreV1().Pods(controlplane.KAIReservationNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return left == 0 && len(reserved.Items) == 0, fmt.Sprintf("%d pods left, %d GPU reservation pods", left, len(reserved.Items))
 	})
 }
 
