@@ -20,6 +20,7 @@ import (
 func (Renderer) Check(p *plan.Agreement) diag.List {
 	r := &diag.Reporter{File: p.File}
 	flavorChecks(p, r)
+	poolChecks(p, r)
 	priorityChecks(p, r)
 	queueChecks(p, r)
 	departmentChecks(p, r)

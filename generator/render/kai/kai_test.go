@@ -334,6 +334,14 @@ func TestRules(t *testing.T) {
 				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n",
 			want: diag.List{warn(7, 8, "teams.a")},
 		},
+		"a flavor nobody holds in the one pool's value: warned": {
+			src: pool + "[flavors.a100]\ncapacity = 8\nnode_pool = \"h100\"\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{
+				diagtest.Warning("tenancy.toml", 7, 13, "flavors.a100.node_pool", field.ErrorTypeDuplicate),
+				warn(8, 8, "teams.a"),
+			},
+		},
 		"a MIG count beyond what KAI's float quotas hold": {
 			src: `version = 1
 name = "gpu-pool"
