@@ -25,16 +25,22 @@ var sharing = testdata("kai-sharing.toml")
 
 var notebooks = work{ns: "notebooks", queue: "notebooks", priority: "standard"}
 
-// halves creates n pods of w, each asking for half a GPU.
+// halfPod is a pod of w asking KAI for half a GPU: the annotation, and
+// no nvidia.com/gpu resource.
+func halfPod(w work, name string) *corev1.Pod {
+	w.gpus = -1
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: w.podLabels(),
+			Annotations: map[string]string{"gpu-fraction": "0.5"}},
+		Spec: w.podSpec(),
+	}
+}
+
+// halves creates n half-GPU pods of w named prefix-0 … prefix-(n-1).
 func halves(t *testing.T, w work, prefix string, n int) {
 	t.Helper()
-	w.gpus = -1 // no nvidia.com/gpu resource: the annotation asks
 	for i := range n {
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i), Namespace: w.ns, Labels: w.podLabels(),
-				Annotations: map[string]string{"gpu-fraction": "0.5"}},
-			Spec: w.podSpec(),
-		}
+		p := halfPod(w, fmt.Sprintf("%s-%d", prefix, i))
 		if _, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctxFor(t), p, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create half-GPU pod %s/%s: %v", w.ns, p.Name, err)
 		}
@@ -174,5 +180,13 @@ func TestKAISharingOverQuotaHeld(t *testing.T) {
 
 func TestKAISharingRefusedOnUnsharedFlavor(t *testing.T) {
 	begin(t)
-	t.Skip("needs the guardrail that refuses gpu-fraction/gpu-memory on a flavor without gpu_sharing = \"fraction\" (h-poolguard, issue 30); not on this branch yet")
+	t.Skip("needs the guardrail that refuses gpu-fraction/gpu-memory on a flavor without gpu_sharing = \"fraction\" (h-poolguard, issue 30), not on this branch: unskip once merged")
+	// kai-scheduling.toml's h100 flavor does not share (gpu_sharing
+	// defaults to "none"): half a GPU on training's own queue is refused
+	// at admission, the message naming the flavor.
+	reset(t, scheduling)
+	_, err := env.cp.Kube.CoreV1().Pods("training").Create(ctxFor(t), halfPod(training, "half"), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "h100") {
+		t.Errorf("half a GPU of the unshared flavor h100 was not refused naming the flavor: %v", err)
+	}
 }
