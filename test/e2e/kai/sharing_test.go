@@ -120,12 +120,19 @@ func checkReserved(t *testing.T, placed map[string]sharedGPU) {
 	}
 }
 
+// boundHalves gives a check the sharing agreement, runs n half-GPU pods of
+// w named half-*, waits until all are bound and returns where they are.
+func boundHalves(t *testing.T, w work, n int) map[string]sharedGPU {
+	t.Helper()
+	reset(t, sharing)
+	halves(t, w, "half", n)
+	waitBound(t, w.ns, "half", n)
+	return placements(t, w.ns, "half")
+}
+
 func TestKAISharingHalvesShareOneGPU(t *testing.T) {
 	begin(t)
-	reset(t, sharing)
-	halves(t, training, "half", 2)
-	waitBound(t, "training", "half", 2)
-	placed := placements(t, "training", "half")
+	placed := boundHalves(t, training, 2)
 	a, b := placed["half-0"], placed["half-1"]
 	if a.group == "" || a != b {
 		t.Fatalf("the two half-GPU pods are not on one GPU: half-0 %+v, half-1 %+v", a, b)
@@ -142,10 +149,7 @@ func TestKAISharingHalvesShareOneGPU(t *testing.T) {
 
 func TestKAISharingThirdHalfTakesAnotherGPU(t *testing.T) {
 	begin(t)
-	reset(t, sharing)
-	halves(t, training, "half", 3)
-	waitBound(t, "training", "half", 3)
-	placed := placements(t, "training", "half")
+	placed := boundHalves(t, training, 3)
 	byGroup := map[string][]string{}
 	for name, g := range placed {
 		byGroup[g.group] = append(byGroup[g.group], name)
