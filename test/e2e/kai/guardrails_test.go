@@ -524,9 +524,9 @@ func TestKAIGuardrails(t *testing.T) {
 	if controllers != 7 {
 		t.Errorf("%d objects of the built-in pod-making kinds let through, want the 7 the table expects", controllers)
 	}
-	// A fractional GPU let through is not bound here: KAI's binder needs
-	// the capabilities ConfigMap that KAI's admission webhook names on the
-	// pod, and the suite runs KAI with its webhooks off.
+	// A fractional GPU let through passed KAI's admission webhook, which
+	// wired it to its GPU-sharing ConfigMap; binding fractions is the
+	// TestKAISharing checks' (sharing_test.go).
 }
 
 // waitGuardrails waits until the API server enforces the render's queue
