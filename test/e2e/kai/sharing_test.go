@@ -48,8 +48,9 @@ func halves(t *testing.T, w work, prefix string, n int) {
 }
 
 // sharedGPU is where a fractional pod runs: its Node and the GPU group
-// KAI's binder labelled it with, the reservation pod's GPU.
-type sharedGPU struct{ node, group string }
+// KAI's binder labelled it with, the reservation pod's GPU; and the name
+// KAI's admission gave its GPU-sharing ConfigMaps.
+type sharedGPU struct{ node, group, configMap string }
 
 // placements returns, for the bound pods of ns named prefix*, their Node
 // and GPU group, and checks what KAI's admission wrote on each.
@@ -67,7 +68,8 @@ func placements(t *testing.T, ns, prefix string) map[string]sharedGPU {
 		if p.Annotations[controlplane.KAISharedGPUConfigMapAnnotation] == "" {
 			t.Errorf("pod %s: KAI's admission did not name its GPU-sharing ConfigMap (%s)", p.Name, controlplane.KAISharedGPUConfigMapAnnotation)
 		}
-		out[p.Name] = sharedGPU{node: p.Spec.NodeName, group: p.Labels[controlplane.KAIGPUGroupLabel]}
+		out[p.Name] = sharedGPU{node: p.Spec.NodeName, group: p.Labels[controlplane.KAIGPUGroupLabel],
+			configMap: p.Annotations[controlplane.KAISharedGPUConfigMapAnnotation]}
 	}
 	return out
 }
@@ -87,11 +89,13 @@ func reservations(ctx context.Context) (map[string]corev1.Pod, error) {
 	return out, nil
 }
 
-// checkReserved checks that each GPU group of placed has exactly one
+// checkReserved checks that each GPU group of placed (pods of ns) has exactly one
 // reservation pod, on the group's Node, holding one whole GPU, with the
-// GPU its program reported, and that the groups' reservation pods are all
-// there are.
-func checkReserved(t *testing.T, placed map[string]sharedGPU) {
+// GPU its program reported, that the groups' reservation pods are all
+// there are, and that KAI's binder gave each pod that GPU in its
+// ConfigMap (<name>-0: the first container's), which its
+// NVIDIA_VISIBLE_DEVICES reads.
+func checkReserved(t *testing.T, ns string, placed map[string]sharedGPU) {
 	t.Helper()
 	groups := map[string]string{}
 	for _, g := range placed {
@@ -118,6 +122,16 @@ func checkReserved(t *testing.T, placed map[string]sharedGPU) {
 			}
 		}
 	}
+	for name, g := range placed {
+		cm, err := env.cp.Kube.CoreV1().ConfigMaps(ns).Get(ctxFor(t), g.configMap+"-0", metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("pod %s's GPU-sharing ConfigMap: %v", name, err)
+			continue
+		}
+		if got, want := cm.Data["NVIDIA_VISIBLE_DEVICES"], r[g.group].Annotations[controlplane.KAIReservedGPUAnnotation]; got != want {
+			t.Errorf("pod %s sees GPU %q, its reservation pod holds %q", name, got, want)
+		}
+	}
 }
 
 // boundHalves gives a check the sharing agreement, runs n half-GPU pods of
@@ -134,10 +148,10 @@ func TestKAISharingHalvesShareOneGPU(t *testing.T) {
 	begin(t)
 	placed := boundHalves(t, training, 2)
 	a, b := placed["half-0"], placed["half-1"]
-	if a.group == "" || a != b {
+	if a.group == "" || a.node != b.node || a.group != b.group {
 		t.Fatalf("the two half-GPU pods are not on one GPU: half-0 %+v, half-1 %+v", a, b)
 	}
-	checkReserved(t, placed)
+	checkReserved(t, "training", placed)
 	// KAI charges the queue each pod's fraction (0.5 + 0.5), not the
 	// device: the same 1 as one whole GPU here.
 	waitQueueGPUs(t, "training", 1)
@@ -162,7 +176,7 @@ func TestKAISharingThirdHalfTakesAnotherGPU(t *testing.T) {
 	if fmt.Sprint(sizes) != "[1 2]" {
 		t.Fatalf("three half-GPU pods on GPUs %v, want two on one GPU and the third on another", byGroup)
 	}
-	checkReserved(t, placed)
+	checkReserved(t, "training", placed)
 	// Two GPUs are held on the Nodes; the queue is charged 1.5: fractions,
 	// not devices.
 	waitQueueGPUs(t, "training", 1.5)
