@@ -62,7 +62,8 @@ const (
 // whose namespace lacks kube-root-ca.crt), KWOK for the Nodes, and the KAI
 // Scheduler's scheduler, binder, podgrouper, queue controller and podgroup
 // controller, out of cluster, with the arguments KAI's operator gives them
-// for the chart's defaults and the webhooks off. No kube-scheduler runs:
+// for the chart's defaults, and with KAIOptions.Admission KAI's admission
+// webhook (otherwise the webhooks are off). No kube-scheduler runs:
 // every pod of the suite names kai-scheduler.
 func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error) {
 	began := time.Now()
