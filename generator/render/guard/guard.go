@@ -105,6 +105,9 @@ func data(p *plan.Agreement, b render.Backend) agreementData {
 	if w := p.Worker(); w != nil && b == render.Kueue {
 		d.worker = &workerData{cluster: w.Name, manager: p.Fleet.Manager, dispatcher: w.Dispatcher}
 	}
+	if b == render.KAI {
+		d.pools = pools(p)
+	}
 	return d
 }
 
