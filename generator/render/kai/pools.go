@@ -8,12 +8,12 @@ import (
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
-// Pool is one KAI node pool (gpu.Pool, where every family finds the
-// naming).
+// Pool is one KAI node pool (gpu.Pool, where every family and contention
+// read it).
 type Pool = gpu.Pool
 
-// Pools returns the agreement's node pools (gpu.Pools): nil when it
-// renders as one unsharded queue tree.
+// Pools returns the agreement's node pools; nil for an agreement that
+// renders unsharded (gpu.Pools).
 func Pools(p *plan.Agreement) []Pool { return gpu.Pools(p) }
 
 // QueueName is the name of the Queue called base in flavor f's pool
@@ -21,13 +21,6 @@ func Pools(p *plan.Agreement) []Pool { return gpu.Pools(p) }
 func QueueName(p *plan.Agreement, base string, f *plan.Flavor) string {
 	return gpu.QueueName(p, base, f)
 }
-
-// counted reports whether KAI's queues count the flavor's resource and can
-// hold its capacity exactly (flavorChecks reports the others).
-func counted(f *plan.Flavor) bool { return gpu.KAICounts(f) }
-
-// poolValue is the flavor's pool label value (gpu.PoolValue).
-func poolValue(f *plan.Flavor) string { return gpu.PoolValue(f) }
 
 // poolChecks: two flavors KAI counts that share one pool value. Two pools
 // of one value would be two schedulers over the same Nodes, each counting
@@ -41,10 +34,10 @@ func poolChecks(p *plan.Agreement, r *diag.Reporter) {
 	first := map[string]*plan.Flavor{}
 	for i := range p.Flavors {
 		f := &p.Flavors[i]
-		if !counted(f) {
+		if !gpu.KAICounts(f) {
 			continue
 		}
-		v := poolValue(f)
+		v := gpu.PoolValue(f)
 		prev, ok := first[v]
 		if !ok {
 			first[v] = f
