@@ -23,10 +23,7 @@ const WindowFieldManager = windowctl.FieldManager
 // WindowApply is what the windows controller applies to one queue at an
 // instant: a server-side apply patch holding only the fields it owns.
 type WindowApply struct {
-	Team string
-	// Queue names the object: the team's queue, or on a KAI agreement of
-	// several node pools one of its queues, one per pool.
-	Queue string
+	Team  string
 	Patch map[string]any // apiVersion, kind, metadata.name and the owned fields
 }
 
@@ -43,8 +40,7 @@ type WindowState struct {
 // its objects, so they are exactly what render writes outside every window.
 // Kueue: the ClusterQueue's spec.resourceGroups (an atomic list, so the
 // whole list; its lending and borrowing limits are what change). KAI: the
-// team Queue's spec.resources.gpu.limit (guaranteed + borrow), in each node
-// pool the team has a Queue in.
+// team Queue's spec.resources.gpu.limit (guaranteed + borrow).
 func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
@@ -65,29 +61,29 @@ func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error
 	}
 	d := gpu.Describe(opts.Backend)
 	out := &WindowState{State: s}
-	for _, q := range windowctl.TeamQueues(p, opts.Backend) {
+	for _, team := range windowctl.Queues(p) {
 		var found *render.Object
 		for i := range objs {
-			if objs[i].Name() == q.Name && objs[i].Kind() == d.QueueKind {
+			if objs[i].Name() == team && objs[i].Kind() == d.QueueKind {
 				found = &objs[i]
 			}
 		}
 		if found == nil {
-			return nil, fmt.Errorf("windows: the %s backend renders no queue %s for team %s", opts.Backend, q.Name, q.Team)
+			return nil, fmt.Errorf("windows: the %s backend renders no queue for team %s", opts.Backend, team)
 		}
 		patch := map[string]any{
 			"apiVersion": found.APIVersion(),
 			"kind":       found.Kind(),
-			"metadata":   map[string]any{"name": q.Name},
+			"metadata":   map[string]any{"name": team},
 		}
 		for _, path := range d.WindowOwned {
 			v, ok, err := unstructured.NestedFieldNoCopy(found.Fields, path...)
 			if err != nil || !ok {
-				return nil, fmt.Errorf("windows: the %s %s of team %s has no %s", d.QueueKind, q.Name, q.Team, strings.Join(path, "."))
+				return nil, fmt.Errorf("windows: the %s queue of team %s has no %s", d.QueueKind, team, strings.Join(path, "."))
 			}
 			setPath(patch, path, v)
 		}
-		out.Applies = append(out.Applies, WindowApply{Team: q.Team, Queue: q.Name, Patch: patch})
+		out.Applies = append(out.Applies, WindowApply{Team: team, Patch: patch})
 	}
 	return out, nil
 }

@@ -111,46 +111,16 @@ func splitWindows(rep *diag.Reporter, p *plan.Agreement) {
 	}
 }
 
-// Queue is one scheduler object the controller patches: Name, a queue of
-// Team, whose windows it follows.
-type Queue struct{ Team, Name string }
-
-// TeamQueues are the scheduler objects the controller patches, sorted by
-// name: the queues of the teams that have windows. A team has one queue,
-// named as the team, but on a KAI agreement of several node pools, where
-// it has one per pool it holds quota in (gpu.QueueName): a window's quota
-// on a flavor applies to that flavor's pool.
-func TeamQueues(p *plan.Agreement, b gpu.Backend) []Queue {
-	var pools []gpu.Pool
-	if b == gpu.KAI {
-		pools = gpu.Pools(p)
-	}
-	var out []Queue
-	for i := range p.Teams {
-		t := &p.Teams[i]
-		if len(t.Windows) == 0 {
-			continue
-		}
-		if pools == nil {
-			out = append(out, Queue{Team: t.Name, Name: t.Name})
-			continue
-		}
-		for _, pool := range pools {
-			if pool.HasQueue(t) {
-				out = append(out, Queue{Team: t.Name, Name: gpu.QueueName(p, t.Name, pool.Flavor)})
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b Queue) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// queueNames are the names of the queues the controller patches.
-func queueNames(p *plan.Agreement, b gpu.Backend) []string {
+// Queues are the scheduler objects the controller patches: the queues of
+// the teams that have windows, sorted.
+func Queues(p *plan.Agreement) []string {
 	var out []string
-	for _, q := range TeamQueues(p, b) {
-		out = append(out, q.Name)
+	for i := range p.Teams {
+		if len(p.Teams[i].Windows) > 0 {
+			out = append(out, p.Teams[i].Name)
+		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -194,7 +164,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		Rules: []rbacv1.PolicyRule{
 			// Only the queues of teams with windows; get and patch (apply)
 			// are what the controller calls.
-			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: queueNames(p, r.Backend), Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
 			// Events about a cluster-scoped queue are recorded in the
 			// default namespace, so creating them is cluster-wide.
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

@@ -11,9 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/gpu"
-	"github.com/tenancy-dev/tenancy/generator/internal/plantest"
-	"github.com/tenancy-dev/tenancy/generator/plan"
 	"github.com/tenancy-dev/tenancy/generator/render/windowctl"
 	"github.com/tenancy-dev/tenancy/internal/windowstest"
 )
@@ -158,36 +155,5 @@ func TestNoWindowNoController(t *testing.T) {
 	}
 	if strings.Contains(string(res.Manifests), "tenancy-windows") {
 		t.Error("an agreement without windows renders the controller")
-	}
-}
-
-// TestTeamQueues: the controller patches a team's one queue, named as the
-// team, but on a KAI agreement of several node pools each of its queues,
-// one per pool it holds quota in.
-func TestTeamQueues(t *testing.T) {
-	windowed := func(tm plan.Team) plan.Team {
-		tm.Windows = []plan.Window{{Quotas: tm.Quotas}}
-		return tm
-	}
-	pooled := plantest.Pool([]plan.Flavor{plantest.H100(32), plantest.A100(16)},
-		windowed(plantest.Team("training", plantest.Quota("h100", 16, 8, 8), plantest.Quota("a100", 8, 0, 0))),
-		windowed(plantest.Team("research", plantest.Quota("h100", 8, 8, 8))),
-		plantest.Team("inference", plantest.Quota("a100", 8, 0, 0)))
-	single := plantest.Pool([]plan.Flavor{plantest.H100(32)}, windowed(plantest.Team("training", plantest.Quota("h100", 16, 8, 8))))
-	tests := map[string]struct {
-		p    *plan.Agreement
-		b    gpu.Backend
-		want []windowctl.Queue
-	}{
-		"one queue tree":           {single, gpu.KAI, []windowctl.Queue{{Team: "training", Name: "training"}}},
-		"pools, on KAI":            {pooled, gpu.KAI, []windowctl.Queue{{Team: "research", Name: "research-h100"}, {Team: "training", Name: "training-a100"}, {Team: "training", Name: "training-h100"}}},
-		"several flavors on Kueue": {pooled, gpu.Kueue, []windowctl.Queue{{Team: "research", Name: "research"}, {Team: "training", Name: "training"}}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, windowctl.TeamQueues(tc.p, tc.b)); diff != "" {
-				t.Errorf("queues (-want,+got):\n%s", diff)
-			}
-		})
 	}
 }
