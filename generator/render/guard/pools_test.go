@@ -178,3 +178,28 @@ func TestPoolPoliciesAreStatic(t *testing.T) {
 		t.Error("the KAI policy of node pools differs from the unsharded one")
 	}
 }
+
+// TestKAIPoolSizes: a workload runs in one node pool, so on two pools of
+// whole GPUs what a team can ever use is its most in one pool (16 H100s),
+// not its sum over both (24).
+func TestKAIPoolSizes(t *testing.T) {
+	src := `version = 1
+name = "gpu-pool"
+[flavors.h100]
+capacity = 32
+[flavors.a100]
+capacity = 16
+[teams.training.flavors.h100]
+guaranteed = 16
+[teams.training.flavors.a100]
+guaranteed = 8
+`
+	r := renderKAIGuard(t, src)
+	for n, want := range map[int64][]string{
+		16: nil,
+		17: {"this Pod needs 17 nvidia.com/gpu at once, but team training can use at most 16"},
+	} {
+		got := r.admit(t, request{gvr: podsGVR, obj: onPool("training-h100", "h100", gpuContainer("nvidia.com/gpu", n))}, "training", "training")
+		wantRefusals(t, got, want)
+	}
+}
