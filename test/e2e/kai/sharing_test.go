@@ -36,9 +36,29 @@ func halfPod(w work, name string) *corev1.Pod {
 	}
 }
 
+// sharingRule is the guardrails' refusal of a fraction on a flavor that
+// does not share.
+const sharingRule = "does not share its GPUs by fraction"
+
+// waitSharingRule waits until the API server judges a half-GPU pod of w
+// by the agreement just applied, shared (admitted) or not (refused by the
+// sharing rule): it reads policies through an informer, so for a moment
+// after an apply the previous agreement's flavors still decide.
+func waitSharingRule(t *testing.T, w work, shared bool) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("the agreement's gpu_sharing in force (shared: %v)", shared), func(ctx context.Context) (bool, string) {
+		_, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctx, halfPod(w, "sharing-rule"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if shared {
+			return err == nil, fmt.Sprint(err)
+		}
+		return err != nil && strings.Contains(err.Error(), sharingRule), fmt.Sprint(err)
+	})
+}
+
 // halves creates n half-GPU pods of w named prefix-0 … prefix-(n-1).
 func halves(t *testing.T, w work, prefix string, n int) {
 	t.Helper()
+	waitSharingRule(t, w, true)
 	for i := range n {
 		p := halfPod(w, fmt.Sprintf("%s-%d", prefix, i))
 		if _, err := env.cp.Kube.CoreV1().Pods(w.ns).Create(ctxFor(t), p, metav1.CreateOptions{}); err != nil {
@@ -198,13 +218,13 @@ func TestKAISharingOverQuotaHeld(t *testing.T) {
 
 func TestKAISharingRefusedOnUnsharedFlavor(t *testing.T) {
 	begin(t)
-	t.Skip("needs the guardrail that refuses gpu-fraction/gpu-memory on a flavor without gpu_sharing = \"fraction\" (h-poolguard, issue 30), not on this branch: unskip once merged")
 	// kai-scheduling.toml's h100 flavor does not share (gpu_sharing
 	// defaults to "none"): half a GPU on training's own queue is refused
 	// at admission, the message naming the flavor.
 	reset(t, scheduling)
+	waitSharingRule(t, training, false)
 	_, err := env.cp.Kube.CoreV1().Pods("training").Create(ctxFor(t), halfPod(training, "half"), metav1.CreateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "h100") {
+	if err == nil || !strings.Contains(err.Error(), "flavor h100 "+sharingRule) {
 		t.Errorf("half a GPU of the unshared flavor h100 was not refused naming the flavor: %v", err)
 	}
 }
