@@ -101,8 +101,13 @@ func TestDeviceVariables(t *testing.T) {
 		p.Spec.SchedulerName = "kai-scheduler"
 		return withAnnotations(p, append([]string{"runai/shared-gpu-configmap", annotation}, kv...)...)
 	}
+	// The reference's h100 shares by fraction here, so the sharing rule
+	// lets the fractions through and only the device rule is seen.
+	sharing := renderGuard(t, reference+"[kai]\ngpu_sharing = \"fraction\"\n", generator.Options{Backend: generator.KAI})
 	runCases(t, kai, map[string]policyCase{
-		"under KAI, a CPU pod seeing every GPU":              {req(pod(nil, all)), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
+		"under KAI, a CPU pod seeing every GPU": {req(pod(nil, all)), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
+	})
+	runCases(t, sharing, map[string]policyCase{
 		"under KAI, a fraction as KAI's admission wires it":  {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0", "gpu-fraction", "0.5")), nil},
 		"under KAI, gpu-memory as KAI's admission wires it":  {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0", "gpu-memory", "4000")), nil},
 		"under KAI, the ConfigMap wiring without a fraction": {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0")), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
