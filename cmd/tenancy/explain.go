@@ -114,6 +114,7 @@ it.`)
 func writeExplanation(w io.Writer, file string, p *plan.Agreement, opts generator.Options, warnings []generator.Diagnostic, at time.Time) {
 	fmt.Fprintf(w, "%s: the GPU pool %q, shared by %s\n", file, p.Name, teamsAndDepartments(p))
 	explainFlavors(w, p)
+	explainPools(w, p, opts)
 	explainFleet(w, p)
 	explainTeams(w, p)
 	explainDepartments(w, p)

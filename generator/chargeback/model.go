@@ -11,6 +11,7 @@ package chargeback
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tenancy-dev/tenancy/generator/gpu"
@@ -18,8 +19,10 @@ import (
 )
 
 // AllFlavors is the flavor of an account on KAI when the agreement has
-// several flavors: KAI's queue metrics count a queue's GPUs across all
-// of them (kai_queue_allocated_gpus has no flavor label).
+// several flavors but one queue tree: KAI's queue metrics count a queue's
+// GPUs across all of them (kai_queue_allocated_gpus has no flavor label).
+// On an agreement of several node pools each pool's flavor is an account
+// of its own, read from the team's queue of that pool.
 const AllFlavors = "all"
 
 // Model is what one backend's metrics can say about an agreement.
@@ -37,6 +40,9 @@ type Model struct {
 	// Mimir, or Prometheus with each cluster's external labels) then
 	// answers for one cluster. Empty for none.
 	Scope string
+	// Pools are KAI's node pools (gpu.Pools), whose queues Sources reads
+	// one pool at a time; nil on Kueue and for one queue tree.
+	Pools []PoolQueues
 	// at is the model at an instant, for agreements with lending windows
 	// (nil without, or outside every window); see lendable.
 	at func(time.Time) *Model
@@ -71,6 +77,13 @@ type Team struct {
 	Quotas     map[string]Quota // by Flavor.Name
 }
 
+// PoolQueues are the team Queues of one KAI node pool: Queues, each a
+// team's name and Suffix, count Flavor.
+type PoolQueues struct {
+	Flavor, Suffix string
+	Queues         []string
+}
+
 // Quota is what a team was agreed for one flavor, in the flavor's units.
 type Quota gpu.Sum
 
@@ -87,7 +100,21 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 		return p.Monitoring.Price(flavor)
 	}
 	units := b.Units()
+	pools := gpu.Pools(p)
+	if b != gpu.KAI {
+		pools = nil
+	}
 	switch {
+	case pools != nil:
+		// KAI's node pools: a queue tree per flavor, so per flavor
+		// accounts, of the pools' flavors only (the others have no
+		// queue to count them).
+		for _, pool := range pools {
+			f := pool.Flavor
+			mf := Flavor{Name: f.Name, Resources: []string{f.Resource}, Capacity: units(f.Resource, f.Capacity), Price: price(f.Name)}
+			mf.addResource(f.Resource)
+			m.Flavors = append(m.Flavors, mf)
+		}
 	case b == gpu.Kueue || len(p.Flavors) == 1:
 		for _, f := range p.Flavors {
 			mf := Flavor{Name: f.Name, Resources: []string{f.Resource}, Capacity: units(f.Resource, f.Capacity), Price: price(f.Name)}
@@ -116,10 +143,10 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 	}
 	for i, t := range p.Teams {
 		mt := Team{Name: t.Name, Department: t.Department, Namespaces: t.Namespaces, Quotas: map[string]Quota{}}
-		if b == gpu.KAI && len(p.Flavors) > 1 {
+		if b == gpu.KAI && len(p.Flavors) > 1 && pools == nil {
 			mt.Quotas[AllFlavors] = Quota(gpu.TeamSum(p, &p.Teams[i], units, nil))
 		} else {
-			for _, f := range p.Flavors {
+			for _, f := range m.Flavors {
 				mt.Quotas[f.Name] = Quota(gpu.TeamSum(p, &p.Teams[i], units, gpu.Flavor(f.Name)))
 			}
 		}
@@ -132,6 +159,16 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 			f.Unassigned -= t.Quotas[f.Name].Guaranteed
 		}
 		f.Unassigned = max(f.Unassigned, 0)
+	}
+	for _, pool := range pools {
+		pq := PoolQueues{Flavor: pool.Flavor.Name, Suffix: "-" + pool.Name}
+		for i := range p.Teams {
+			if pool.HasQueue(&p.Teams[i]) {
+				pq.Queues = append(pq.Queues, gpu.QueueName(p, p.Teams[i].Name, pool.Flavor))
+			}
+		}
+		slices.Sort(pq.Queues)
+		m.Pools = append(m.Pools, pq)
 	}
 	if p.HasWindows() {
 		m.at = windowModels(p, b)

@@ -56,12 +56,12 @@ func TestModel(t *testing.T) {
 			want:    []flavor{{"h100", 16, 8, 4}, {"a100", 8, 0, 2}, {"mig", 14, 7, 1}},
 			quotaA:  map[string]chargeback.Quota{"h100": {Guaranteed: 8}, "a100": {}, "mig": {Guaranteed: 7, Lendable: 7}},
 		},
-		// KAI: one account across flavors, in KAI's GPUs (a 3g slice is 3);
-		// the price weighted by capacity: (16*4 + 8*2 + 42*1) / 66.
+		// KAI: a node pool per flavor the teams hold, each an account, in
+		// KAI's GPUs (a 3g slice is 3).
 		"kai": {
 			backend: gpu.KAI,
-			want:    []flavor{{chargeback.AllFlavors, 66, 66 - 8 - 21 - 8, (16*4 + 8*2 + 42*1) / 66.0}},
-			quotaA:  map[string]chargeback.Quota{chargeback.AllFlavors: {Guaranteed: 8 + 21, Lendable: 21}},
+			want:    []flavor{{"h100", 16, 8, 4}, {"a100", 8, 0, 2}, {"mig", 42, 21, 1}},
+			quotaA:  map[string]chargeback.Quota{"h100": {Guaranteed: 8}, "a100": {}, "mig": {Guaranteed: 21, Lendable: 21}},
 		},
 	}
 	for name, tc := range tests {
@@ -96,5 +96,26 @@ func TestUtilization(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("utilisation queries (-want,+got):\n%s", diff)
+	}
+}
+
+// TestKAIPoolSources: on KAI's node pools, each pool's team Queues are read
+// as that pool's flavor, the pool's suffix taken off the queue name so the
+// series name the team; a team with no Queue in a pool is not asked for.
+func TestKAIPoolSources(t *testing.T) {
+	m := mixedModel(t, gpu.KAI)
+	var got []string
+	for _, q := range m.Sources() {
+		if q.Kind == chargeback.Allocated {
+			got = append(got, q.Flavor+" "+q.TeamLabel+" "+q.Expr)
+		}
+	}
+	want := []string{
+		"h100 queue_name label_replace(sum by (queue_name) (kai_queue_allocated_gpus{queue_name=~`a-h100`}), \"queue_name\", \"$1\", \"queue_name\", `(.+)-h100`)",
+		"a100 queue_name label_replace(sum by (queue_name) (kai_queue_allocated_gpus{queue_name=~`b-a100`}), \"queue_name\", \"$1\", \"queue_name\", `(.+)-a100`)",
+		"mig queue_name label_replace(sum by (queue_name) (kai_queue_allocated_gpus{queue_name=~`a-mig`}), \"queue_name\", \"$1\", \"queue_name\", `(.+)-mig`)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("allocated queries (-want,+got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package chargeback
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/tenancy-dev/tenancy/generator/gpu"
@@ -47,7 +48,8 @@ const Replica = `replica_role!="follower"`
 // departments), so a ClusterQueue in those cohorts that is not a team is
 // reported as an unknown team. KAI's
 // queue controller reports per queue (queue_name, the team) in GPUs as KAI
-// counts them, across flavors.
+// counts them, across flavors; on an agreement of several node pools, per
+// pool queue (training-h100), one account per pool's flavor.
 func (m *Model) Sources() []Query {
 	var out []Query
 	switch m.Backend {
@@ -67,6 +69,10 @@ func (m *Model) Sources() []Query {
 			Query{Kind: Guaranteed, Expr: "sum by (cluster_queue, flavor) (kueue_cluster_queue_nominal_quota" + sel + ")", TeamLabel: "cluster_queue", FlavorLabel: "flavor"},
 		)
 	case gpu.KAI:
+		if len(m.Pools) > 0 {
+			out = append(out, m.poolSources()...)
+			break
+		}
 		sel := fmt.Sprintf("{queue_name=~`%s`%s}", gpu.Alternation(m.TeamNames()), m.scope())
 		f := m.Flavors[0].Name
 		out = append(out,
@@ -86,6 +92,27 @@ func (m *Model) Sources() []Query {
 		out = append(out,
 			Query{Kind: UtilSum, Flavor: f.Name, Expr: "sum by (namespace) (" + util + ")", TeamLabel: "namespace"},
 			Query{Kind: UtilCount, Flavor: f.Name, Expr: "count by (namespace) (" + util + ")", TeamLabel: "namespace"},
+		)
+	}
+	return out
+}
+
+// poolSources read, per KAI node pool, its team Queues (training-h100) as
+// the pool's flavor, with the pool's suffix taken off the queue name, so
+// the team label holds the team as on one queue tree.
+func (m *Model) poolSources() []Query {
+	var out []Query
+	for _, pq := range m.Pools {
+		if len(pq.Queues) == 0 {
+			continue
+		}
+		sel := fmt.Sprintf("{queue_name=~`%s`%s}", gpu.Alternation(pq.Queues), m.scope())
+		team := func(metric string) string {
+			return fmt.Sprintf("label_replace(sum by (queue_name) (%s%s), \"queue_name\", \"$1\", \"queue_name\", `(.+)%s`)", metric, sel, regexp.QuoteMeta(pq.Suffix))
+		}
+		out = append(out,
+			Query{Kind: Allocated, Flavor: pq.Flavor, Expr: team("kai_queue_allocated_gpus"), TeamLabel: "queue_name"},
+			Query{Kind: Guaranteed, Flavor: pq.Flavor, Expr: team("kai_queue_deserved_gpus"), TeamLabel: "queue_name"},
 		)
 	}
 	return out

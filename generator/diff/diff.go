@@ -166,6 +166,7 @@ func Compare(old, new Side) (*Report, error) {
 		return nil, fmt.Errorf("contention: %w", err)
 	}
 	r.Summary.Contention = contention
+	r.Summary.Pools = comparePools(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), backendOf(old.Result, new.Result))
 	outcomeApprovals(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), &r.Summary)
 
 	oldObjs, err := index(old.Result)
@@ -431,6 +432,15 @@ func mergeOrder(old, new []ObjectKey) []ObjectKey {
 		out = append(out, after[k]...)
 	}
 	return out
+}
+
+// backendOf is the backend a report was rendered for: the new side's, else
+// the old side's.
+func backendOf(old, new *generator.Result) generator.Backend {
+	if new != nil {
+		return new.Backend
+	}
+	return old.Backend
 }
 
 func planOf(r *generator.Result) *plan.Agreement {

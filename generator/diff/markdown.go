@@ -87,6 +87,12 @@ func markdownSummary(r *Report) []string {
 			add("- %s\n", cell(l))
 		}
 	}
+	if len(r.Summary.Pools) > 0 {
+		add("\n#### KAI node pools\n\n")
+		for _, l := range r.Summary.Pools {
+			add("- %s\n", cell(l))
+		}
+	}
 	if header, rows := contentionTable(r.Summary); len(rows) > 0 {
 		cols := []string{""}
 		align := []string{":-:"}

@@ -71,6 +71,10 @@ type Summary struct {
 	// Windows says in words which lending windows are added and removed;
 	// absent when none changes.
 	Windows []string `json:"windows,omitempty"`
+	// Pools says in words what changes of KAI's node pools (renamed
+	// queues, pool labels, GPU sharing), on a report rendered for KAI;
+	// absent when none changes.
+	Pools []string `json:"pools,omitempty"`
 	// Priorities lists every priority, and which backends let its work
 	// borrow, when any priority changes; it is empty otherwise.
 	Priorities []PriorityChange `json:"priorities,omitempty"`
@@ -251,7 +255,7 @@ func (s Summary) changed() bool {
 			return true
 		}
 	}
-	return len(s.Priorities) > 0 || len(s.Moves) > 0 || len(s.Windows) > 0
+	return len(s.Priorities) > 0 || len(s.Moves) > 0 || len(s.Windows) > 0 || len(s.Pools) > 0
 }
 
 func summarize(old, new *plan.Agreement, oldWarn, newWarn []generator.Diagnostic) Summary {

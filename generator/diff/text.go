@@ -58,6 +58,13 @@ func (p *textPrinter) report(r *Report) {
 			p.line("", "  "+l)
 		}
 	}
+	if len(r.Summary.Pools) > 0 {
+		p.line("", "")
+		p.line(sgrBold, "KAI node pools")
+		for _, l := range r.Summary.Pools {
+			p.line("", "  "+l)
+		}
+	}
 	if header, rows := contentionTable(r.Summary); len(rows) > 0 {
 		p.line("", "")
 		p.line(sgrBold, "Contention (what each team runs alone and with every team busy; a range: first come)")

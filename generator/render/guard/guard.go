@@ -92,11 +92,26 @@ func data(p *plan.Agreement, b render.Backend) agreementData {
 	if b == render.Kueue && p.Guardrails.DefaultQueue {
 		queues = append(queues, DefaultQueueName)
 	}
+	// On KAI's node pools a workload runs in one pool, whose queue holds
+	// that flavor alone: what it may use of a resource is the most of any
+	// one pool of it, not the sum over the flavors that count it.
+	var nodePools []gpu.Pool
+	if b == render.KAI {
+		nodePools = gpu.Pools(p)
+	}
 	most := map[string]map[string]int64{}
 	for _, t := range p.Teams {
 		most[t.Name] = map[string]int64{}
 		for _, res := range gpuResources(p) {
-			most[t.Name][res] = mostUsable(p, t, res)
+			if nodePools == nil {
+				most[t.Name][res] = mostUsable(p, t, gpu.Resource(res))
+				continue
+			}
+			for _, pool := range nodePools {
+				if pool.Flavor.Resource == res {
+					most[t.Name][res] = max(most[t.Name][res], mostUsable(p, t, gpu.Flavor(pool.Flavor.Name)))
+				}
+			}
 		}
 	}
 	d := agreementData{pool: p.Name, gpus: gpuResources(p), priorities: prios, queues: queues, trusted: p.Guardrails.TrustedControllers, most: most}
@@ -104,6 +119,9 @@ func data(p *plan.Agreement, b render.Backend) agreementData {
 	// MultiKueue; a KAI worker is a standalone cluster (no dispatch).
 	if w := p.Worker(); w != nil && b == render.Kueue {
 		d.worker = &workerData{cluster: w.Name, manager: p.Fleet.Manager, dispatcher: w.Dispatcher}
+	}
+	if b == render.KAI {
+		d.pools = pools(p)
 	}
 	return d
 }
@@ -120,15 +138,15 @@ func gpuResources(p *plan.Agreement) []string {
 	return out
 }
 
-// mostUsable returns what a team may ever use of a resource: guaranteed plus
-// borrow, summed over the flavors that count it; inside a lending window
-// with a larger borrow, the window's (the quota cannot change by the hour).
-func mostUsable(p *plan.Agreement, t plan.Team, res string) int64 {
-	most := gpu.TeamSum(p, &t, gpu.Raw, gpu.Resource(res)).MostUsable()
+// mostUsable returns what a team may ever use of the flavors of: guaranteed
+// plus borrow, summed over them; inside a lending window with a larger
+// borrow, the window's (the quota cannot change by the hour).
+func mostUsable(p *plan.Agreement, t plan.Team, of gpu.Of) int64 {
+	most := gpu.TeamSum(p, &t, gpu.Raw, of).MostUsable()
 	for _, w := range t.Windows {
 		in := t
 		in.Quotas = w.Quotas
-		most = max(most, gpu.TeamSum(p, &in, gpu.Raw, gpu.Resource(res)).MostUsable())
+		most = max(most, gpu.TeamSum(p, &in, gpu.Raw, of).MostUsable())
 	}
 	return most
 }
@@ -150,7 +168,7 @@ var DRADeviceClasses = []string{"gpu.nvidia.com", "mig.nvidia.com"}
 func gpuQuota(p *plan.Agreement, t plan.Team, ns string) *corev1.ResourceQuota {
 	hard := corev1.ResourceList{}
 	for _, res := range gpuResources(p) {
-		n := mostUsable(p, t, res)
+		n := mostUsable(p, t, gpu.Resource(res))
 		if n == 0 || !p.Guardrails.QueueAdmission {
 			hard[corev1.ResourceName("requests."+res)] = *resource.NewQuantity(n, resource.DecimalSI)
 		}

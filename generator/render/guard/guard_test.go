@@ -489,7 +489,8 @@ func equalSpecs(a, b *admissionv1.ValidatingAdmissionPolicy) bool {
 	strip := func(p *admissionv1.ValidatingAdmissionPolicy) admissionv1.ValidatingAdmissionPolicySpec {
 		s := *p.Spec.DeepCopy()
 		s.Variables = slices.DeleteFunc(s.Variables, func(v admissionv1.Variable) bool {
-			return slices.Contains([]string{"pool", "gpus", "priorities", "queueNames", "trustedControllers", "most"}, v.Name)
+			return slices.Contains([]string{"pool", "gpus", "priorities", "queueNames", "trustedControllers", "most",
+				"nodePoolLabel", "nodePools", "teamQueues", "queuePools", "poolGPUs", "poolFlavors", "fractionPools"}, v.Name)
 		})
 		return s
 	}

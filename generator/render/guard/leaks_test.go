@@ -89,8 +89,30 @@ func TestDeviceVariables(t *testing.T) {
 	}
 	runCases(t, r, tests)
 	kai := renderGuard(t, reference, generator.Options{Backend: generator.KAI})
+	// A fractional pod as KAI's admission webhook hands it on: its
+	// NVIDIA_VISIBLE_DEVICES read from the ConfigMap the webhook named
+	// (<annotation>-<container index>), which KAI's binder fills.
+	fromKAI := func(annotation, configMap string, kv ...string) *corev1.Pod {
+		c := cpu
+		c.Env = []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Key: "NVIDIA_VISIBLE_DEVICES"},
+		}}}
+		p := pod(labels("kai.scheduler/queue", "training"), c)
+		p.Spec.SchedulerName = "kai-scheduler"
+		return withAnnotations(p, append([]string{"runai/shared-gpu-configmap", annotation}, kv...)...)
+	}
+	// The reference's h100 shares by fraction here, so the sharing rule
+	// lets the fractions through and only the device rule is seen.
+	sharing := renderGuard(t, reference+"[kai]\ngpu_sharing = \"fraction\"\n", generator.Options{Backend: generator.KAI})
 	runCases(t, kai, map[string]policyCase{
 		"under KAI, a CPU pod seeing every GPU": {req(pod(nil, all)), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
+	})
+	runCases(t, sharing, map[string]policyCase{
+		"under KAI, a fraction as KAI's admission wires it":  {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0", "gpu-fraction", "0.5")), nil},
+		"under KAI, gpu-memory as KAI's admission wires it":  {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0", "gpu-memory", "4000")), nil},
+		"under KAI, the ConfigMap wiring without a fraction": {req(fromKAI("p-abc1234-shared-gpu", "p-abc1234-shared-gpu-0")), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
+		"under KAI, a fraction reading another ConfigMap":    {req(fromKAI("p-abc1234-shared-gpu", "gpus", "gpu-fraction", "0.5")), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
+		"under KAI, a fraction with a value of its own":      {req(withAnnotations(withSpec(pod(labels("kai.scheduler/queue", "training"), all), func(s *corev1.PodSpec) { s.SchedulerName = "kai-scheduler" }), "gpu-fraction", "0.5", "runai/shared-gpu-configmap", "x")), []string{"sets NVIDIA_VISIBLE_DEVICES"}},
 	})
 }
 

@@ -86,10 +86,33 @@ func choosesDevices(e string) string {
 
 // deviceEnvExpr lists, per pod template, "container X sets VAR" for each
 // container that chooses devices through its environment without asking
-// the device plugin for any.
-func deviceEnvExpr() string {
-	return "variables.templates.map(t, " + allContainers("t") + ".filter(c, !(" + usesDevicePlugin("c") + ") && c.?env.orValue([]).exists(e, " + choosesDevices("e") + "))" +
-		".map(c, 'container ' + c.?name.orValue('') + ' sets ' + c.env.filter(e, " + choosesDevices("e") + ")[0].name))"
+// the device plugin for any. Under KAI the variables its admission webhook
+// gives a fractional pod are not counted (kaiSharedGPUEnv).
+func deviceEnvExpr(b render.Backend) string {
+	chooses := choosesDevices("e")
+	if b == render.KAI {
+		chooses = "(" + chooses + ") && !(" + kaiSharedGPUEnv("t", "e") + ")"
+	}
+	return "variables.templates.map(t, " + allContainers("t") + ".filter(c, !(" + usesDevicePlugin("c") + ") && c.?env.orValue([]).exists(e, " + chooses + "))" +
+		".map(c, 'container ' + c.?name.orValue('') + ' sets ' + c.env.filter(e, " + chooses + ")[0].name))"
+}
+
+// kaiSharedGPUConfigMap is the annotation in which KAI's admission webhook
+// names a fractional pod's GPU-sharing ConfigMaps, one per container,
+// <name>-<index> (pkg/binder/common/gpusharingconfigmap).
+const kaiSharedGPUConfigMap = "runai/shared-gpu-configmap"
+
+// kaiSharedGPUEnv is true when env var e of pod template t is KAI's own
+// wiring of a fractional GPU: t asks KAI for part of a GPU, and e reads
+// from one of the ConfigMaps the template's annotation names, into which
+// KAI's binder writes the GPU it reserved for the pod (its reservation pod
+// holds the whole GPU through the device plugin, in KAI's namespace). KAI's
+// admission webhook adds NVIDIA_VISIBLE_DEVICES so to every fractional
+// pod, before this policy sees it.
+func kaiSharedGPUEnv(t, e string) string {
+	named := t + ".?metadata.?annotations[?" + celString(kaiSharedGPUConfigMap) + "].orValue('')"
+	return t + ".?metadata.?annotations.orValue({}).exists(k, k in " + celList(kaiFractionAnnotations) + ") && " +
+		named + " != '' && " + e + ".?valueFrom.?configMapKeyRef.?name.orValue('').startsWith(" + named + " + '-')"
 }
 
 // gpusOf is container c's count of GPU resource res (its request, else
@@ -258,8 +281,8 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 		{Name: "sizes", Expression: sizesExpr(b)},
 		{Name: "tooLarge", Expression: "variables.sizes.filter(p, int(p[1]) > variables.teamMost[?p[0]].orValue(0))"},
 		{Name: "oldSizes", Expression: oldOf(sizesExpr(b))},
-		{Name: "deviceEnv", Expression: deviceEnvExpr()},
-		{Name: "oldDeviceEnv", Expression: oldOf(deviceEnvExpr())},
+		{Name: "deviceEnv", Expression: deviceEnvExpr(b)},
+		{Name: "oldDeviceEnv", Expression: oldOf(deviceEnvExpr(b))},
 		{Name: "exempt", Expression: "variables.trusted || request.operation == 'UPDATE' && variables.owned && " +
 			"variables.old.metadata.?ownerReferences.orValue([]) == variables.o.metadata.?ownerReferences.orValue([]) && variables.oldRequestsGPU"},
 	}
@@ -267,6 +290,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 	afterData := slices.IndexFunc(vs, func(v admissionv1.Variable) bool { return v.Name == "most" }) + 1
 	vs = slices.Insert(vs, afterData, workerVariables(d.worker)...)
 	if b == render.KAI {
+		vs = slices.Insert(vs, afterData, poolVariables(d.pools)...)
 		// The PodGroup annotations of every metadata, as a list per
 		// metadata, and the old object's.
 		var values []string
@@ -279,6 +303,7 @@ func variables(d agreementData, b render.Backend) []admissionv1.Variable {
 			admissionv1.Variable{Name: "oldMetas", Expression: oldOf(metas)},
 			admissionv1.Variable{Name: "oldGrouping", Expression: oldOf(grouping)},
 		)
+		vs = append(vs, kaiPoolVariables()...)
 	}
 	return vs
 }
@@ -290,6 +315,13 @@ func validations(b render.Backend) []admissionv1.Validation {
 		queueLabel = KAIQueueLabel
 	}
 	ownQueue := "q == '' || q == variables.team || q in variables.queueNames"
+	// The queue a message tells the team to name: on KAI, one per node
+	// pool the team holds quota in.
+	teamQueue := "variables.team"
+	if b == render.KAI {
+		ownQueue = "q == '' || q in variables.ownQueues || q in variables.queueNames"
+		teamQueue = "variables.ownQueues.join(' or ')"
+	}
 	owner, unowned := "a controller owner", "without a controller ownerReference"
 	if b == render.KAI {
 		owner, unowned = "an owner", "without ownerReferences: KAI\\'s podgrouper reads the queue of the top owner"
@@ -309,11 +341,11 @@ func validations(b render.Backend) []admissionv1.Validation {
 		// but not where the scheduler reads it.
 		v("variables.exempt || !variables.requestsGPU || variables.r in "+celList(unqueued(b))+" || variables.queues.all(q, q != '')",
 			"variables.r == 'cronjobs' && "+celString(queueLabel)+" in variables.o.metadata.?labels.orValue({}) ? "+
-				"'this CronJob requests GPUs and carries the label "+queueLabel+" on its own metadata only' + "+inNamespace+" + ': "+cronJobQueue(b)+"; put the label "+queueLabel+": ' + variables.team + ' on spec.jobTemplate.metadata.labels' : "+
-				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + variables.team"),
+				"'this CronJob requests GPUs and carries the label "+queueLabel+" on its own metadata only' + "+inNamespace+" + ': "+cronJobQueue(b)+"; put the label "+queueLabel+": ' + "+teamQueue+" + ' on spec.jobTemplate.metadata.labels' : "+
+				"'this ' + variables.o.kind + ' requests GPUs' + "+inNamespace+" + ': add the label "+queueLabel+": ' + "+teamQueue),
 		// Trusted requests too: a label, where present, routes quota.
 		v("variables.queues.all(q, "+ownQueue+")",
-			"'queue ' + variables.queues.filter(q, !("+ownQueue+"))[0] + ' is not this team\\'s' + "+inNamespace+" + ': set the label "+queueLabel+": ' + variables.team"),
+			"'queue ' + variables.queues.filter(q, !("+ownQueue+"))[0] + ' is not this team\\'s' + "+inNamespace+" + ': set the label "+queueLabel+": ' + "+teamQueue),
 		v("!variables.gpuTemplates.exists(t, "+containers("t")+".exists(c, "+resourceKeys("c", "k.startsWith('nvidia.com/') && !(k in variables.gpus)")+"))",
 			"'this ' + variables.o.kind + ' asks for an nvidia.com/ resource that the agreement does not share' + "+inNamespace+" + ': ask for one of ' + variables.gpus.join(', ')"),
 		// On create only: the scheduler's binding sets nodeName later.
@@ -354,9 +386,10 @@ func validations(b render.Backend) []admissionv1.Validation {
 			v("variables.trusted || !variables.requestsGPU || (request.operation == 'UPDATE' && variables.oldRequestsGPU ? "+
 				"variables.grouping == variables.oldGrouping : variables.grouping.all(g, g.all(a, a == '')))",
 				"'this ' + variables.o.kind + ' chooses its own PodGroup (annotation pod-group-name or kai.scheduler/skip-podgrouper)' + "+inNamespace+" + ': leave grouping to KAI\\'s podgrouper, which reads the label "+KAIQueueLabel+"'"),
-			v("variables.exempt || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') == variables.team",
-				"'PodGroup queue ' + variables.o.spec.?queue.orValue('') + ' is not this team\\'s' + "+inNamespace+" + ': set spec.queue: ' + variables.team"),
+			v("variables.exempt || variables.r != 'podgroups' || variables.o.spec.?queue.orValue('') in variables.ownQueues",
+				"'PodGroup queue ' + variables.o.spec.?queue.orValue('') + ' is not this team\\'s' + "+inNamespace+" + ': set spec.queue: ' + "+teamQueue),
 		)
+		out = append(out, poolValidations(celList(unqueued(b)), v)...)
 	}
 	return out
 }
@@ -392,6 +425,8 @@ type agreementData struct {
 	most map[string]map[string]int64
 	// worker is set on a Kueue worker of a fleet, nil elsewhere.
 	worker *workerData
+	// pools is KAI's node pools and GPU sharing; unused on Kueue.
+	pools poolData
 }
 
 // workerData is what a fleet's worker knows of the fleet: its name, the

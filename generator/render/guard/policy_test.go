@@ -315,7 +315,7 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"a pod with a non-controller owner":     {req(podsGVR, plainOwned(onKAI(pod(own, gpu)))), []string{"names an owner"}},
 		"a CPU pod with a non-controller owner": {req(podsGVR, plainOwned(pod(nil, cpuContainer()))), nil},
 		"an owned CPU pod made to ask for a fractional GPU by update": {request{gvr: podsGVR, user: "alice",
-			old: plainOwned(onKAI(pod(own, cpuContainer()))), obj: withAnnotations(plainOwned(onKAI(pod(own, cpuContainer()))), "gpu-fraction", "0.5")}, []string{"names an owner"}},
+			old: plainOwned(onKAI(pod(own, cpuContainer()))), obj: withAnnotations(plainOwned(onKAI(pod(own, cpuContainer()))), "gpu-fraction", "0.5")}, []string{"names an owner", "flavor h100 does not share its GPUs by fraction"}},
 		// The PodGroup annotations are the podgrouper's, on updates of a
 		// controller's pods too.
 		"a user re-pointing a Job's GPU pod at another PodGroup": {request{gvr: podsGVR, user: "alice",
@@ -352,9 +352,9 @@ func TestKAIQueuePolicy(t *testing.T) {
 		"a PodGroup chosen by annotation":                {req(podsGVR, grouped), []string{"chooses its own PodGroup"}},
 		"skip-podgrouper":                                {req(podsGVR, withAnnotations(onKAI(pod(own, gpu)), "kai.scheduler/skip-podgrouper", "true")), []string{"chooses its own PodGroup"}},
 		"the podgrouper annotating a pod":                {request{gvr: podsGVR, obj: grouped, old: onKAI(pod(own, gpu)), user: podGrouper}, nil},
-		"a fractional GPU without a queue":               {req(podsGVR, withAnnotations(onKAI(pod(nil, cpuContainer())), "gpu-fraction", "0.5")), []string{"add the label kai.scheduler/queue"}},
-		"gpu-memory on the default scheduler":            {req(podsGVR, withAnnotations(pod(own, cpuContainer()), "gpu-memory", "4000")), []string{"set spec.schedulerName"}},
-		"a fractional GPU as the agreement wants":        {req(podsGVR, withAnnotations(onKAI(pod(own, cpuContainer())), "gpu-fraction", "0.5")), nil},
+		"a fractional GPU without a queue":               {req(podsGVR, withAnnotations(onKAI(pod(nil, cpuContainer())), "gpu-fraction", "0.5")), []string{"add the label kai.scheduler/queue", "does not share"}},
+		"gpu-memory on the default scheduler":            {req(podsGVR, withAnnotations(pod(own, cpuContainer()), "gpu-memory", "4000")), []string{"set spec.schedulerName", "does not share"}},
+		"a fractional GPU on h100, which is not shared":  {req(podsGVR, withAnnotations(onKAI(pod(own, cpuContainer())), "gpu-fraction", "0.5")), []string{"flavor h100 does not share its GPUs by fraction"}},
 		"spec.nodeName on a GPU pod":                     {req(podsGVR, withSpec(onKAI(pod(own, gpu)), func(s *corev1.PodSpec) { s.NodeName = "node-1" })), []string{"sets spec.nodeName"}},
 		"a priority label outside the agreement":         {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "system-node-critical"))), []string{"priority class system-node-critical is not a priority"}},
 		"a priority label of the agreement":              {req(jobsGVR, kaiJob(labels("kai.scheduler/queue", "training", "priorityClassName", "critical"))), nil},

@@ -356,7 +356,9 @@ func TestKAIGuardrails(t *testing.T) {
 		alice.Probe(t, "a fractional GPU without a queue label", workload.Pods, workload.PodWith(nil, onKAI(workload.CPUPodSpec()), annotated("gpu-fraction", "0.5")), refused),
 		alice.Probe(t, "a fractional GPU on another team's queue", workload.Pods, workload.PodWith(other, onKAI(workload.CPUPodSpec()), annotated("gpu-fraction", "0.5")), "queue research is not this team's"),
 		alice.Probe(t, "a gpu-memory pod on the default scheduler", workload.Pods, workload.PodWith(own, workload.CPUPodSpec(), annotated("gpu-memory", "4000")), "set spec.schedulerName"),
-		alice.Probe(t, "a fractional GPU on its team's queue", workload.Pods, workload.PodWith(own, onKAI(workload.CPUPodSpec()), annotated("gpu-fraction", "0.5"))),
+		// The reference's h100 does not share by fraction (gpu_sharing).
+		alice.Probe(t, "a fractional GPU on its team's queue, of a flavor that does not share", workload.Pods, workload.PodWith(own, onKAI(workload.CPUPodSpec()), annotated("gpu-fraction", "0.5")),
+			"this Pod asks for part of a GPU (annotation gpu-fraction or gpu-memory), but flavor h100 does not share its GPUs by fraction", `set gpu_sharing = "fraction" on flavor h100`),
 		alice.Probe(t, "spec.nodeName on a GPU pod", workload.Pods, workload.PodWith(own, withSpec(func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil), "sets spec.nodeName"),
 		alice.Probe(t, "spec.nodeName on a CPU pod", workload.Pods, workload.PodWith(nil, workload.SpecWith(workload.CPUPodSpec(), func(s *corev1.PodSpec) { s.NodeName = "kwok-node-0" }), nil)),
 		alice.Probe(t, "GPUs in an init container", workload.Pods, workload.PodWith(nil, initGPU, nil), refused),
@@ -524,9 +526,9 @@ func TestKAIGuardrails(t *testing.T) {
 	if controllers != 7 {
 		t.Errorf("%d objects of the built-in pod-making kinds let through, want the 7 the table expects", controllers)
 	}
-	// A fractional GPU let through is not bound here: KAI's binder needs
-	// the capabilities ConfigMap that KAI's admission webhook names on the
-	// pod, and the suite runs KAI with its webhooks off.
+	// A fractional GPU let through passed KAI's admission webhook, which
+	// wired it to its GPU-sharing ConfigMap; binding fractions is the
+	// TestKAISharing checks' (sharing_test.go).
 }
 
 // waitGuardrails waits until the API server enforces the render's queue

@@ -150,8 +150,8 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 }
 
 // clearWorkloads deletes every workload of a built-in kind and every Pod of
-// the work namespaces and waits until no pod is left, so KAI's queues start
-// empty.
+// the work namespaces and waits until no pod is left, nor any shared GPU's
+// reservation pod, so KAI's queues start empty and every GPU is free.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
 	cluster().ClearWorkloads(t)

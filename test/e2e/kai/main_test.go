@@ -64,7 +64,12 @@ func setUp(ctx context.Context, dir string) error {
 		return err
 	}
 	started, err := kaiwork.Start(ctx, kaiwork.Setup{Name: "e2e-kai", RepoRoot: filepath.Clean(filepath.Join(wd, "..", "..", "..")),
-		Dir: dir, Namespaces: workNamespaces, Log: os.Stderr})
+		Dir: dir, Namespaces: workNamespaces, Log: os.Stderr,
+		Options: func(o *controlplane.KAIOptions) {
+			// As KAI's chart installs it (admission.enabled) with
+			// global.gpuSharing: the shared-GPU checks bind fractions.
+			o.Admission, o.GPUSharing = true, true
+		}})
 	env.cp, env.tenancy, env.repoRoot, env.kai = started.CP, started.Tenancy, started.RepoRoot, started.KAI
 	if started.Skip != "" {
 		env.skip = "KAI SUITE DID NOT RUN: " + started.Skip

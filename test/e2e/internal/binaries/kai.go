@@ -21,10 +21,11 @@ import (
 )
 
 // KAIComponents are the KAI Scheduler programs the KAI suite runs, each a
-// main package of the KAI source tree. The admission webhook, the operator
-// and the node-scale adjuster are left out: the suite runs with webhooks off
-// and starts the operands itself.
-var KAIComponents = []string{"scheduler", "binder", "podgrouper", "queuecontroller", "podgroupcontroller"}
+// main package of the KAI source tree. The operator and the node-scale
+// adjuster are left out: the suite starts the operands itself, with the
+// arguments the operator gives them. The admission webhook runs out of
+// cluster like the others (GPU sharing needs its mutation).
+var KAIComponents = []string{"scheduler", "binder", "podgrouper", "queuecontroller", "podgroupcontroller", "admission"}
 
 // KAISourceEnv names the environment variable that points at a KAI source
 // tree or release tarball. KAI's Go module is not served by the module
@@ -69,8 +70,9 @@ func KAISource(repoRoot string) (string, error) {
 }
 
 // EnsureKAI returns KAI's binaries built from src (a tarball or a source
-// tree), reusing the copy in cacheDir/kai-<sha256> when its stamp names the
-// same Go toolchain. A tarball is unpacked into that directory first.
+// tree), reusing the copy in cacheDir/kai-<sha256>-<components> when its
+// stamp names the same Go toolchain. A tarball is unpacked into that
+// directory first.
 func EnsureKAI(ctx context.Context, src, cacheDir string, log io.Writer) (*KAISet, error) {
 	fi, err := os.Stat(src)
 	if err != nil {
@@ -85,7 +87,10 @@ func EnsureKAI(ctx context.Context, src, cacheDir string, log io.Writer) (*KAISe
 	if err != nil {
 		return nil, fmt.Errorf("hash KAI source %s: %w", src, err)
 	}
-	outDir := filepath.Join(cacheDir, "kai-"+key)
+	// A set of components has a directory of its own: checkouts that build
+	// different sets share the cache without rebuilding over each other.
+	sum := sha256.Sum256([]byte(strings.Join(KAIComponents, " ")))
+	outDir := filepath.Join(cacheDir, "kai-"+key+"-"+hex.EncodeToString(sum[:4]))
 	set := &KAISet{Paths: map[string]string{}, Key: key}
 	srcDir := src
 	if !fi.IsDir() {

@@ -43,6 +43,17 @@ type KAIOptions struct {
 	// it, and the other's exits. The contention proof, which runs beside
 	// the KAI suite and counts bound pods, starts without it.
 	WithoutPodGroupController bool
+	// Admission runs KAI's admission webhook (Binaries "admission") with
+	// the webhook configurations KAI's operator writes, before the other
+	// KAI components (kai_admission.go).
+	Admission bool
+	// GPUSharing turns KAI's GPU sharing on as the Config's
+	// spec.admission.gpuSharing (the chart's global.gpuSharing) does: the
+	// admission webhook's --gpu-sharing-enabled. The binder's gpusharing
+	// plugin and the scheduler's gpusharingorder plugin are on already by
+	// default. KWOK's Nodes run no reservation pod's program: the control
+	// plane stands in for it (standInReservationPods). Needs Admission.
+	GPUSharing bool
 }
 
 // KAI's names, as its operator and chart give them by default
@@ -59,7 +70,8 @@ const (
 // whose namespace lacks kube-root-ca.crt), KWOK for the Nodes, and the KAI
 // Scheduler's scheduler, binder, podgrouper, queue controller and podgroup
 // controller, out of cluster, with the arguments KAI's operator gives them
-// for the chart's defaults and the webhooks off. No kube-scheduler runs:
+// for the chart's defaults, and with KAIOptions.Admission KAI's admission
+// webhook (otherwise the webhooks are off). No kube-scheduler runs:
 // every pod of the suite names kai-scheduler.
 func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error) {
 	began := time.Now()
@@ -170,6 +182,20 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 	}
 	if err := cp.waitHTTP(ctx, "kwok", fmt.Sprintf("http://%s/healthz", hostPort(kwokPort)), nil, 60*time.Second); err != nil {
 		return nil, err
+	}
+
+	if opts.GPUSharing && !opts.Admission {
+		return nil, fmt.Errorf("KAIOptions.GPUSharing needs Admission: fractional pods bind only once KAI's admission webhook named their ConfigMap")
+	}
+	if opts.Admission {
+		if err := cp.startKAIAdmission(ctx, base, opts); err != nil {
+			return nil, err
+		}
+	}
+	if opts.GPUSharing {
+		bg, stop := context.WithCancel(context.Background())
+		cp.cancel = func() { stop(); cancel() }
+		go cp.standInReservationPods(bg)
 	}
 
 	// KAI. Every component reads KUBECONFIG (controller-runtime's

@@ -134,6 +134,15 @@ func (c *Cluster) ClearWorkloads(t testing.TB) {
 		_ = kube.BatchV1().CronJobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
 	}
 	c.DeletePods(t, c.Namespaces...)
+	// KAI's binder removes a shared GPU's reservation pod once the GPU's
+	// last fractional pod is gone; until then it holds a whole GPU.
+	c.waitFor(t, "every GPU reservation pod to be gone", func(ctx context.Context) (bool, string) {
+		reserved, err := c.CP.Kube.CoreV1().Pods(controlplane.KAIReservationNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(reserved.Items) == 0, fmt.Sprintf("%d GPU reservation pods", len(reserved.Items))
+	})
 }
 
 // DeletePods deletes every pod of the namespaces and waits until none is
