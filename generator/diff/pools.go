@@ -76,9 +76,10 @@ func comparePools(old, new *plan.Agreement, backend generator.Backend) []string 
 			}
 		}
 	}
+	oldTeams := byName(old)
 	for i := range new.Teams {
 		t := &new.Teams[i]
-		was := findTeam(old, t.Name)
+		was := oldTeams[t.Name]
 		if was == nil {
 			continue
 		}
