@@ -1,11 +1,9 @@
 package kai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +22,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
 )
 
 type obj = unstructured.Unstructured
@@ -45,8 +43,8 @@ const (
 )
 
 var (
-	queueGVR    = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2", Resource: "queues"}
-	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
+	queueGVR    = kaisuite.QueueGVR
+	podGroupGVR = kaisuite.PodGroupGVR
 	pruneKinds  = []schema.GroupVersionResource{queueGVR,
 		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
 		{Version: "v1", Resource: "resourcequotas"},
@@ -79,12 +77,7 @@ func render(t *testing.T, file string, extra ...string) []*obj {
 }
 
 func renderRaw(file string, extra ...string) (stdout []byte, stderr string, err error) {
-	cmd := exec.Command(env.tenancy, append([]string{"render", "--backend", "kai", file}, extra...)...)
-	cmd.Dir = env.repoRoot
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	return o.Bytes(), e.String(), err
+	return env.suite.Render(file, extra...)
 }
 
 func testdata(name string) string { return filepath.Join("test", "e2e", "testdata", name) }
@@ -427,15 +420,7 @@ func clusterState(ctx context.Context) string {
 
 // podGroupOf returns the PodGroup KAI's podgrouper made for a pod.
 func podGroupOf(ctx context.Context, ns, pod string) (*obj, error) {
-	p, err := env.cp.Kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	name := p.Annotations["pod-group-name"]
-	if name == "" {
-		return nil, fmt.Errorf("pod %s/%s has no pod-group-name annotation yet", ns, pod)
-	}
-	return env.cp.Dynamic.Resource(podGroupGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	return kaisuite.PodGroupOf(ctx, env.cp, ns, pod)
 }
 
 // waitPodGroup waits for a pod's PodGroup and returns it.
@@ -455,19 +440,7 @@ func waitPodGroup(t *testing.T, ns, pod string) *obj {
 
 // queueAllocatedGPUs reads a Queue's status.allocated GPUs.
 func queueAllocatedGPUs(ctx context.Context, name string) (float64, error) {
-	q, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return 0, err
-	}
-	v, found, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated", "nvidia.com/gpu")
-	if !found {
-		return 0, nil
-	}
-	qty, err := resource.ParseQuantity(fmt.Sprint(v))
-	if err != nil {
-		return 0, err
-	}
-	return qty.AsApproximateFloat64(), nil
+	return kaisuite.QueueAllocatedGPUs(ctx, env.cp.Dynamic, name)
 }
 
 // simNode is a simulated GPU Node.
@@ -479,21 +452,7 @@ type simNode struct {
 }
 
 func (n simNode) node() *corev1.Node {
-	labels := map[string]string{"kubernetes.io/hostname": n.name, "tenancy.dev/simulated": "true"}
-	for k, v := range n.labels {
-		labels[k] = v
-	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("64"),
-		corev1.ResourceMemory: resource.MustParse("512Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-		n.res:                 *resource.NewQuantity(n.count, resource.DecimalSI),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels,
-			Annotations: map[string]string{controlplane.KwokNodeAnnotation: controlplane.KwokNodeValue}},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
+	return kaisuite.GPUNode(n.name, n.res, n.count, n.labels)
 }
 
 // h100Nodes are the reference's 4 workers × 8 GPUs.
@@ -551,49 +510,6 @@ func useNodes(t *testing.T, nodes []simNode) {
 		sort.Strings(notReady)
 		return len(list.Items) == len(nodes) && len(notReady) == 0, fmt.Sprintf("%d nodes, not ready: %v", len(list.Items), notReady)
 	})
-}
-
-// installChartDefaults creates what KAI's chart installs besides the
-// components (deployments/kai-scheduler/templates): its PriorityClasses
-// and the default queues, the latter with the GPU limit 0 tenancy's README
-// asks for (defaultQueue.*.gpu.limit=0), so namespaces outside the
-// agreement get no GPUs through default-queue.
-func installChartDefaults(ctx context.Context) error {
-	for name, v := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
-		_, err := env.cp.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Value: v}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	for _, q := range []*obj{defaultQueue("default-parent-queue", "", 0), defaultQueue("default-queue", "default-parent-queue", 0)} {
-		if _, err := env.cp.Applier.Apply(ctx, []*obj{q}, false); err != nil {
-			return err
-		}
-	}
-	for _, ns := range workNamespaces {
-		_, err := env.cp.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
-	return nil
-}
-
-// defaultQueue is the chart's default queue with a GPU limit (-1: the
-// chart's default, unlimited).
-func defaultQueue(name, parent string, gpuLimit int64) *obj {
-	res := func(limit int64) map[string]any {
-		return map[string]any{"quota": int64(0), "limit": limit, "overQuotaWeight": int64(1)}
-	}
-	spec := map[string]any{"resources": map[string]any{"cpu": res(-1), "memory": res(-1), "gpu": res(gpuLimit)}}
-	if parent != "" {
-		spec["parentQueue"] = parent
-	}
-	return &obj{Object: map[string]any{
-		"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-		"metadata": map[string]any{"name": name}, "spec": spec,
-	}}
 }
 
 type corePod = corev1.Pod

@@ -16,18 +16,13 @@ package kai
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
 )
 
 var env struct {
@@ -37,7 +32,8 @@ var env struct {
 	startErr error
 	// skip, when set, is why the suite did not run (no KAI source).
 	skip string
-	kai  *binaries.KAISet
+	// suite is what kaisuite set up; the fields above are its parts.
+	suite *kaisuite.Env
 }
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
@@ -59,57 +55,12 @@ func TestMain(m *testing.M) {
 }
 
 func setUp(ctx context.Context, dir string) error {
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
+	e, err := kaisuite.SetUp(ctx, dir, "e2e-kai", controlplane.KAIOptions{}, workNamespaces)
+	if e != nil {
+		env.suite = e
+		env.cp, env.tenancy, env.repoRoot, env.skip = e.CP, e.Tenancy, e.RepoRoot, e.Skip
 	}
-	env.repoRoot = filepath.Clean(filepath.Join(wd, "..", "..", ".."))
-	src, err := binaries.KAISource(env.repoRoot)
-	if err != nil {
-		env.skip = "KAI SUITE DID NOT RUN: " + err.Error() +
-			"; run it with: TENANCY_KAI_SRC=/path/to/kai-scheduler-v0.17.0.tar.gz make e2e"
-		fmt.Fprintln(os.Stderr, "e2e-kai: "+env.skip)
-		return nil
-	}
-	cache, err := binaries.DefaultCacheDir()
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	cpBins, err := binaries.EnsureKAIControlPlane(ctx, filepath.Join(wd, "..", "tools"), cache, os.Stderr)
-	if err != nil {
-		return fmt.Errorf("control-plane binaries: %w", err)
-	}
-	kai, err := binaries.EnsureKAI(ctx, src, cache, os.Stderr)
-	if err != nil {
-		return err
-	}
-	env.kai = kai
-	for name, p := range kai.Paths {
-		cpBins.Paths[name] = p
-	}
-	fmt.Fprintf(os.Stderr, "e2e-kai: binaries ready in %s (KAI from %s, key %s, built now: %v)\n",
-		time.Since(t0).Round(time.Millisecond), src, kai.Key, kai.Built)
-
-	env.tenancy = filepath.Join(dir, "tenancy")
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
-	build.Dir = env.repoRoot
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build tenancy: %w\n%s", err, out)
-	}
-	cp, err := controlplane.StartKAI(ctx, controlplane.KAIOptions{
-		Binaries:  cpBins.Paths,
-		KAICRDDir: kai.CRDDir(),
-		KwokDir:   cpBins.KwokDir,
-		Dir:       dir,
-		Log:       os.Stderr,
-	})
-	if err != nil {
-		return fmt.Errorf("start KAI control plane: %w", err)
-	}
-	env.cp = cp
-	return installChartDefaults(ctx)
+	return err
 }
 
 var report checkreport.Report
@@ -126,32 +77,5 @@ func begin(t *testing.T) {
 }
 
 func printReport(total time.Duration) {
-	records, counts := report.Records()
-	fmt.Println()
-	fmt.Println("tenancy e2e KAI report")
-	if env.skip != "" {
-		fmt.Printf("  %s\n", env.skip)
-	}
-	if env.cp != nil {
-		fmt.Printf("  KAI control plane start-up: %s\n", env.cp.StartupTime.Round(time.Millisecond))
-	}
-	if env.kai != nil && env.kai.Built {
-		fmt.Printf("  KAI Scheduler built from source in %s\n", env.kai.BuildTime.Round(time.Second))
-	}
-	for _, r := range records {
-		fmt.Printf("  %-4s  %-52s %8s\n", r.Result, r.Name, r.Duration.Round(10*time.Millisecond))
-	}
-	if env.cp != nil {
-		mem := env.cp.MemoryMiB()
-		var parts []string
-		sum := 0
-		for name, mib := range mem {
-			parts = append(parts, fmt.Sprintf("%s %d", name, mib))
-			sum += mib
-		}
-		sort.Strings(parts)
-		fmt.Printf("  memory at the end: %d MiB (%s)\n", sum, strings.Join(parts, ", "))
-	}
-	fmt.Printf("  whole run including start-up: %s\n", total.Round(time.Second))
-	fmt.Printf("e2e-kai: %d passed, %d failed, %d skipped\n", counts["PASS"], counts["FAIL"], counts["SKIP"])
+	kaisuite.PrintReport(os.Stdout, "e2e-kai", "tenancy e2e KAI report", env.suite, &report, total)
 }
