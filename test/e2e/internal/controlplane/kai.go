@@ -38,6 +38,12 @@ type KAIOptions struct {
 	// Shards are node pools (SchedulingShard partition label values): one
 	// more scheduler each, beside the default shard's (kai_shards.go).
 	Shards []string
+	// NoPodGroupController leaves KAI's podgroup controller out. v0.17.0's
+	// serves metrics on :8080 whatever it is told and exits when that port
+	// is taken, so only one KAI control plane on a machine can run it: the
+	// KAI suite's. Without it PodGroups and Queues get no status (the
+	// resources allocated); the scheduler does not read it.
+	NoPodGroupController bool
 }
 
 // KAI's names, as its operator and chart give them by default
@@ -245,6 +251,9 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		}},
 	}
 	for _, s := range steps {
+		if s.name == "podgroupcontroller" && opts.NoPodGroupController {
+			continue
+		}
 		if err := cp.start(base, s.name, s.args, kenv[s.name]); err != nil {
 			return nil, err
 		}

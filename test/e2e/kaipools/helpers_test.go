@@ -1,0 +1,288 @@
+package kaipools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/workload"
+)
+
+type obj = unstructured.Unstructured
+
+const (
+	poolKey  = controlplane.KAINodePoolLabel
+	queueKey = "kai.scheduler/queue"
+	// agreementFile is the suite's agreement, relative to the repository.
+	agreementFile = "test/e2e/testdata/kai-pools.toml"
+)
+
+// namespaces are the teams' namespaces (each team's own name).
+var namespaces = []string{"training", "research", "inference"}
+
+// poolNodes are the suite's Nodes: two of 8 GPUs per pool, each labelled
+// with its pool as the GPU operator's or NFD's labels would be mapped to
+// the pool label (docs/kai.md), and with the product label.
+var poolNodes = map[string]struct{ pool, product string }{
+	"h100-0": {"h100", "NVIDIA-H100-80GB-HBM3"}, "h100-1": {"h100", "NVIDIA-H100-80GB-HBM3"},
+	"a100-0": {"a100", "NVIDIA-A100-SXM4-80GB"}, "a100-1": {"a100", "NVIDIA-A100-SXM4-80GB"},
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// render runs `tenancy render --backend kai` and parses what it wrote.
+func render(t *testing.T, file string) []*obj {
+	t.Helper()
+	out, stderr, err := env.Render(file)
+	if err != nil {
+		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
+	}
+	objs, err := controlplane.ParseManifests(out)
+	if err != nil {
+		t.Fatalf("parse the render of %s: %v", file, err)
+	}
+	return objs
+}
+
+var setup struct {
+	once sync.Once
+	done bool
+	objs []*obj
+}
+
+// agreement applies the suite's agreement and makes its Nodes, once for
+// all checks (the first caller does it; a failure there fails every later
+// check, naming the first). Checks clear their own pool's work, so the two
+// pools' checks can share it at once.
+func agreement(t *testing.T) []*obj {
+	t.Helper()
+	setup.once.Do(func() {
+		ctx := ctxFor(t)
+		objs := render(t, agreementFile)
+		if _, err := env.CP.Applier.Apply(ctx, objs, false); err != nil {
+			t.Fatalf("apply the agreement: %v", err)
+		}
+		for name, n := range poolNodes {
+			node := kaisuite.GPUNode(name, workload.GPU, 8, map[string]string{poolKey: n.pool, "nvidia.com/gpu.product": n.product})
+			if _, err := env.CP.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				t.Fatalf("create Node %s: %v", name, err)
+			}
+		}
+		waitFor(t, "the Nodes Ready and the Queues there", func(ctx context.Context) (bool, string) {
+			var missing []string
+			for name := range poolNodes {
+				n, err := env.CP.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+				if err != nil || len(n.Spec.Taints) > 0 || !ready(n) {
+					missing = append(missing, "Node "+name)
+				}
+			}
+			for _, o := range objs {
+				if o.GetKind() == "Queue" {
+					if _, err := env.CP.Dynamic.Resource(kaisuite.QueueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+						missing = append(missing, "Queue "+o.GetName())
+					}
+				}
+			}
+			sort.Strings(missing)
+			return len(missing) == 0, fmt.Sprintf("not yet: %v", missing)
+		})
+		setup.objs, setup.done = objs, true
+	})
+	if !setup.done {
+		t.Fatalf("the agreement and Nodes were not set up (see the first check that asked for them)")
+	}
+	return setup.objs
+}
+
+func ready(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// work is a team's 1-GPU pods for one pool: the pool label and the team's
+// queue in that pool, at the agreement's priority.
+type work struct{ team, pool string }
+
+func (w work) queue() string { return w.team + "-" + w.pool }
+
+func (w work) labels() map[string]string {
+	return map[string]string{queueKey: w.queue(), poolKey: w.pool}
+}
+
+func (w work) spec() corev1.PodSpec {
+	return workload.SpecWith(workload.GPUPodSpec(workload.GPU, 1), func(s *corev1.PodSpec) {
+		s.SchedulerName = controlplane.KAISchedulerName
+		s.PriorityClassName = "standard"
+		s.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	})
+}
+
+// name is a pod's name: its pool first, so that names never collide
+// between the two pools' checks running at once.
+func (w work) name(prefix string, i int) string { return fmt.Sprintf("%s-%s-%d", w.pool, prefix, i) }
+
+// submit creates n pods of w.
+func submit(t *testing.T, w work, prefix string, n int) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for i := range n {
+		p := workload.PodOf(w.team, w.name(prefix, i), w.labels(), w.spec())
+		if _, err := env.CP.Kube.CoreV1().Pods(w.team).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s/%s: %v", w.team, p.Name, err)
+		}
+	}
+}
+
+// tally is what w's pods of one prefix are doing, and any bound to a Node
+// outside w's pool.
+type tally struct {
+	bound, pending int
+	stray          []string
+}
+
+func (c tally) String() string {
+	s := fmt.Sprintf("%d bound, %d pending", c.bound, c.pending)
+	if len(c.stray) > 0 {
+		s += fmt.Sprintf(", on another pool's Node: %v", c.stray)
+	}
+	return s
+}
+
+func count(ctx context.Context, w work, prefix string) (tally, error) {
+	list, err := env.CP.Kube.CoreV1().Pods(w.team).List(ctx, metav1.ListOptions{LabelSelector: poolKey + "=" + w.pool})
+	if err != nil {
+		return tally{}, err
+	}
+	var c tally
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || !strings.HasPrefix(p.Name, w.pool+"-"+prefix+"-") {
+			continue
+		}
+		switch node := p.Spec.NodeName; {
+		case node == "":
+			c.pending++
+		case poolNodes[node].pool != w.pool:
+			c.stray = append(c.stray, p.Name+" on "+node)
+		default:
+			c.bound++
+		}
+	}
+	return c, nil
+}
+
+// waitBound waits until exactly want of w's pods of prefix are bound, each
+// on a Node of w's pool, then watches for settle that no more get bound and
+// none lands outside the pool.
+func waitBound(t *testing.T, w work, prefix string, want int) {
+	t.Helper()
+	what := fmt.Sprintf("%d of %s's %s pods %s bound in pool %s", want, w.team, w.pool, prefix, w.pool)
+	waitFor(t, what, func(ctx context.Context) (bool, string) {
+		c, err := count(ctx, w, prefix)
+		if err != nil {
+			return false, err.Error()
+		}
+		// A stray pod ends the wait at once: never says so.
+		return c.bound == want || len(c.stray) > 0, c.String()
+	})
+	never(t, fmt.Sprintf("other than %s", what), func(ctx context.Context) (bool, string) {
+		c, err := count(ctx, w, prefix)
+		if err != nil {
+			return false, err.Error()
+		}
+		return c.bound != want || len(c.stray) > 0, c.String()
+	})
+}
+
+// clearPool deletes every Job and pod of a pool in the teams' namespaces
+// and waits until none is left; the other pool's work is not touched.
+func clearPool(t *testing.T, pool string) {
+	t.Helper()
+	ctx := ctxFor(t)
+	sel := metav1.ListOptions{LabelSelector: poolKey + "=" + pool}
+	for _, ns := range namespaces {
+		_ = env.CP.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}, sel)
+		_ = env.CP.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel)
+	}
+	waitFor(t, "pool "+pool+"'s pods to be gone", func(ctx context.Context) (bool, string) {
+		left := 0
+		for _, ns := range namespaces {
+			list, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, sel)
+			if err != nil {
+				return false, err.Error()
+			}
+			left += len(list.Items)
+		}
+		return left == 0, fmt.Sprintf("%d left", left)
+	})
+}
+
+// fresh starts a check on the agreement with the named pools' work cleared.
+func fresh(t *testing.T, pools ...string) {
+	t.Helper()
+	agreement(t)
+	for _, p := range pools {
+		clearPool(t, p)
+	}
+}
+
+var waits = await.Waits{Timeout: 60 * time.Second, Interval: 200 * time.Millisecond, Settle: 3 * time.Second, State: clusterState}
+
+func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	waits.Until(t, ctxFor(t), what, cond)
+}
+
+func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	waits.Never(t, ctxFor(t), what, cond)
+}
+
+// clusterState is, for a failure message, each team's pods per pool and
+// each Queue's allocated GPUs.
+func clusterState(ctx context.Context) string {
+	var b strings.Builder
+	b.WriteString("cluster state:")
+	for _, ns := range namespaces {
+		for _, pool := range poolValues {
+			list, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: poolKey + "=" + pool})
+			if err != nil || len(list.Items) == 0 {
+				continue
+			}
+			bound := 0
+			for _, p := range list.Items {
+				if p.Spec.NodeName != "" {
+					bound++
+				}
+			}
+			fmt.Fprintf(&b, " %s/%s: %d bound of %d;", ns, pool, bound, len(list.Items))
+		}
+	}
+	list, err := env.CP.Dynamic.Resource(kaisuite.QueueGVR).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, q := range list.Items {
+			alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
+			fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,70 @@
+// Package kaipools proves, in the real KAI Scheduler v0.17.0 with one
+// scheduler per SchedulingShard, that what `tenancy render --backend kai`
+// makes of an agreement with quotas on two GPU flavors (a node pool per
+// flavor: a SchedulingShard and a Queue tree each) holds per pool: each
+// team's guarantee, borrowing, never-lent GPUs and reclaim, with KWOK
+// standing in for the H100 and A100 Nodes, each labelled with its pool.
+//
+// It is a suite of its own beside test/e2e/kai, with a KAI control plane of
+// its own (the default shard's scheduler and one per pool), so that its
+// checks run beside the KAI suite under make e2e's -p 3 instead of adding
+// to it, the longest suite; within it the two pools' independent checks run
+// at once (TestKAIPoolH100 and TestKAIPoolA100).
+package kaipools
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+)
+
+var (
+	env      *kaisuite.Env
+	startErr error
+	report   checkreport.Report
+)
+
+var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
+
+// poolValues are the pools of testdata/kai-pools.toml, as the render's
+// SchedulingShards name them: the harness runs a scheduler for each.
+var poolValues = []string{"h100", "a100"}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(checkreport.Main(m, checkreport.Suite{
+		Name: "e2e-kai-pools",
+		Keep: *keep,
+		SetUp: func(ctx context.Context, dir string) (func(), error) {
+			env, startErr = kaisuite.SetUp(ctx, dir, "e2e-kai-pools", controlplane.KAIOptions{Shards: poolValues, NoPodGroupController: true}, namespaces)
+			if env == nil || env.CP == nil {
+				return nil, startErr
+			}
+			return env.CP.Stop, startErr
+		},
+		Report: func(total time.Duration) {
+			kaisuite.PrintReport(os.Stdout, "e2e-kai-pools", "tenancy e2e KAI node-pool report", env, &report, total)
+		},
+	}))
+}
+
+// begin starts a check; without KAI's source it skips with the reason, so
+// the summary shows the suite did not run.
+func begin(t *testing.T) {
+	t.Helper()
+	if env != nil && env.Skip != "" {
+		report.Add(t.Name(), "SKIP", 0)
+		t.Skip(env.Skip)
+	}
+	var cp *controlplane.ControlPlane
+	if env != nil {
+		cp = env.CP
+	}
+	report.Begin(t, cp, startErr, 3000)
+}
