@@ -10,6 +10,11 @@
 // checks run beside the KAI suite under make e2e's -p 3 instead of adding
 // to it, the longest suite; within it the two pools' independent checks run
 // at once (TestKAIPoolH100 and TestKAIPoolA100).
+//
+// KAI's podgroup controller does not run here: v0.17.0's binds :8080
+// whatever it is told, and the KAI suite's holds that port under make e2e.
+// It writes only PodGroup and Queue status, which the scheduler does not
+// read, so the checks count bound pods instead.
 package kaipools
 
 import (
