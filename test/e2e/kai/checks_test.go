@@ -2,7 +2,6 @@ package kai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -67,7 +66,7 @@ func TestKAIQueuesAsRendered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(normalized(t, o.Object["spec"]), normalized(t, live.Object["spec"])); diff != "" {
+		if diff := cmp.Diff(kaisuite.Normalized(t, o.Object["spec"]), kaisuite.Normalized(t, live.Object["spec"])); diff != "" {
 			t.Errorf("Queue %s: the server keeps another spec than rendered (-rendered +live):\n%s", o.GetName(), diff)
 		}
 	}
@@ -95,21 +94,6 @@ func TestKAINoPhantomDrift(t *testing.T) {
 			}
 		}
 	}
-}
-
-// normalized round-trips v through JSON, so that numbers parsed from YAML
-// and read from the server compare by value.
-func normalized(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // stable strips what changes without anyone changing the object: status

@@ -408,14 +408,7 @@ func clusterState(ctx context.Context) string {
 			fmt.Fprintf(&b, " %s: %s;", ns, c)
 		}
 	}
-	list, err := env.cp.Dynamic.Resource(queueGVR).List(ctx, metav1.ListOptions{})
-	if err == nil {
-		for _, q := range list.Items {
-			alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
-			fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
-		}
-	}
-	return b.String()
+	return b.String() + kaisuite.QueuesState(ctx, env.cp.Dynamic)
 }
 
 // podGroupOf returns the PodGroup KAI's podgrouper made for a pod.

@@ -30,8 +30,6 @@ var env struct {
 	tenancy  string
 	repoRoot string
 	startErr error
-	// skip, when set, is why the suite did not run (no KAI source).
-	skip string
 	// suite is what kaisuite set up; the fields above are its parts.
 	suite *kaisuite.Env
 }
@@ -58,7 +56,7 @@ func setUp(ctx context.Context, dir string) error {
 	e, err := kaisuite.SetUp(ctx, dir, "e2e-kai", controlplane.KAIOptions{}, workNamespaces)
 	if e != nil {
 		env.suite = e
-		env.cp, env.tenancy, env.repoRoot, env.skip = e.CP, e.Tenancy, e.RepoRoot, e.Skip
+		env.cp, env.tenancy, env.repoRoot = e.CP, e.Tenancy, e.RepoRoot
 	}
 	return err
 }
@@ -69,11 +67,7 @@ var report checkreport.Report
 // the summary shows the suite did not run.
 func begin(t *testing.T) {
 	t.Helper()
-	if env.skip != "" {
-		report.Add(t.Name(), "SKIP", 0)
-		t.Skip(env.skip)
-	}
-	report.Begin(t, env.cp, env.startErr, 3000)
+	kaisuite.Begin(t, env.suite, env.startErr, &report)
 }
 
 func printReport(total time.Duration) {

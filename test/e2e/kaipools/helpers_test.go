@@ -84,7 +84,7 @@ func agreement(t *testing.T) []*obj {
 				t.Fatalf("create Node %s: %v", name, err)
 			}
 		}
-		waitFor(t, "the Nodes Ready and the Queues there", func(ctx context.Context) (bool, string) {
+		waits.Until(t, ctxFor(t), "the Nodes Ready and the Queues there", func(ctx context.Context) (bool, string) {
 			var missing []string
 			for name := range poolNodes {
 				n, err := env.CP.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -196,7 +196,7 @@ func count(ctx context.Context, w work, prefix string) (tally, error) {
 func waitBound(t *testing.T, w work, prefix string, want int) {
 	t.Helper()
 	what := fmt.Sprintf("%d of %s's %s pods %s bound in pool %s", want, w.team, w.pool, prefix, w.pool)
-	waitFor(t, what, func(ctx context.Context) (bool, string) {
+	waits.Until(t, ctxFor(t), what, func(ctx context.Context) (bool, string) {
 		c, err := count(ctx, w, prefix)
 		if err != nil {
 			return false, err.Error()
@@ -204,7 +204,7 @@ func waitBound(t *testing.T, w work, prefix string, want int) {
 		// A stray pod ends the wait at once: never says so.
 		return c.bound == want || len(c.stray) > 0, c.String()
 	})
-	never(t, fmt.Sprintf("other than %s", what), func(ctx context.Context) (bool, string) {
+	waits.Never(t, ctxFor(t), fmt.Sprintf("other than %s", what), func(ctx context.Context) (bool, string) {
 		c, err := count(ctx, w, prefix)
 		if err != nil {
 			return false, err.Error()
@@ -223,7 +223,7 @@ func clearPool(t *testing.T, pool string) {
 		_ = env.CP.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}, sel)
 		_ = env.CP.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel)
 	}
-	waitFor(t, "pool "+pool+"'s pods to be gone", func(ctx context.Context) (bool, string) {
+	waits.Until(t, ctxFor(t), "pool "+pool+"'s pods to be gone", func(ctx context.Context) (bool, string) {
 		left := 0
 		for _, ns := range namespaces {
 			list, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, sel)
@@ -247,18 +247,8 @@ func fresh(t *testing.T, pools ...string) {
 
 var waits = await.Waits{Timeout: 60 * time.Second, Interval: 200 * time.Millisecond, Settle: 3 * time.Second, State: clusterState}
 
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	waits.Until(t, ctxFor(t), what, cond)
-}
-
-func never(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	waits.Never(t, ctxFor(t), what, cond)
-}
-
-// clusterState is, for a failure message, each team's pods per pool and
-// each Queue's allocated GPUs.
+// clusterState is, for a failure message, each team's pods per pool
+// (Queues have no status here: no podgroup controller).
 func clusterState(ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("cluster state:")
@@ -275,13 +265,6 @@ func clusterState(ctx context.Context) string {
 				}
 			}
 			fmt.Fprintf(&b, " %s/%s: %d bound of %d;", ns, pool, bound, len(list.Items))
-		}
-	}
-	list, err := env.CP.Dynamic.Resource(kaisuite.QueueGVR).List(ctx, metav1.ListOptions{})
-	if err == nil {
-		for _, q := range list.Items {
-			alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
-			fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
 		}
 	}
 	return b.String()

@@ -59,17 +59,8 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// begin starts a check; without KAI's source it skips with the reason, so
-// the summary shows the suite did not run.
+// begin starts a check (kaisuite.Begin).
 func begin(t *testing.T) {
 	t.Helper()
-	if env != nil && env.Skip != "" {
-		report.Add(t.Name(), "SKIP", 0)
-		t.Skip(env.Skip)
-	}
-	var cp *controlplane.ControlPlane
-	if env != nil {
-		cp = env.CP
-	}
-	report.Begin(t, cp, startErr, 3000)
+	kaisuite.Begin(t, env, startErr, &report)
 }

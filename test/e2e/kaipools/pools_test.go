@@ -2,7 +2,6 @@ package kaipools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -83,7 +82,7 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(normalized(t, o.Object["spec"]), normalized(t, live.Object["spec"])); diff != "" {
+			if diff := cmp.Diff(kaisuite.Normalized(t, o.Object["spec"]), kaisuite.Normalized(t, live.Object["spec"])); diff != "" {
 				t.Errorf("SchedulingShard %s: the server keeps another spec than rendered (-rendered +live):\n%s", o.GetName(), diff)
 			}
 			v, _, _ := unstructured.NestedString(o.Object, "spec", "partitionLabelValue")
@@ -96,7 +95,7 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 				switch k {
 				case "partitionLabelValue":
 				case "placementStrategy":
-					if diff := cmp.Diff(map[string]any{"cpu": "binpack", "gpu": "binpack"}, normalized(t, v)); diff != "" {
+					if diff := cmp.Diff(map[string]any{"cpu": "binpack", "gpu": "binpack"}, kaisuite.Normalized(t, v)); diff != "" {
 						t.Errorf("SchedulingShard %s asks for placement %v; the suite's shard schedulers run binpack", o.GetName(), v)
 					}
 				default:
@@ -115,21 +114,6 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 	if diff := cmp.Diff(want, values); diff != "" {
 		t.Errorf("the render's partitionLabelValues are not the pools the suite runs a scheduler for (-suite +render):\n%s", diff)
 	}
-}
-
-// normalized round-trips v through JSON, so that numbers parsed from YAML
-// and read from the server compare by value.
-func normalized(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // --- The pool label, from the workload to its PodGroup ---------------------------
@@ -153,7 +137,7 @@ func TestKAIPoolLabelOnPodGroup(t *testing.T) {
 	}
 	for _, j := range []*batchv1.Job{onJob, onPod} {
 		var detail string
-		waitFor(t, "job "+j.Name+"'s pod bound on an H100 Node, its PodGroup carrying the pool label", func(ctx context.Context) (bool, string) {
+		waits.Until(t, ctxFor(t), "job "+j.Name+"'s pod bound on an H100 Node, its PodGroup carrying the pool label", func(ctx context.Context) (bool, string) {
 			pods, err := env.CP.Kube.CoreV1().Pods(w.team).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + j.Name})
 			if err != nil || len(pods.Items) != 1 {
 				return false, fmt.Sprintf("pods: %v", err)
@@ -193,7 +177,7 @@ func deleteJob(t *testing.T, ns, name string) {
 	t.Helper()
 	ctx := ctxFor(t)
 	_ = env.CP.Kube.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-	waitFor(t, "job "+name+"'s pods to be gone", func(ctx context.Context) (bool, string) {
+	waits.Until(t, ctxFor(t), "job "+name+"'s pods to be gone", func(ctx context.Context) (bool, string) {
 		pods, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
 		if err != nil {
 			return false, err.Error()
@@ -241,7 +225,7 @@ func TestKAIPoolsNeverLentA100WhileH100Lends(t *testing.T) {
 	// research's 12 A100 pods stay bound throughout.
 	start := time.Now()
 	submit(t, trainingH100, "n", 8)
-	waitFor(t, "training's 8 H100s back by reclaim", func(ctx context.Context) (bool, string) {
+	waits.Until(t, ctxFor(t), "training's 8 H100s back by reclaim", func(ctx context.Context) (bool, string) {
 		c, err := count(ctx, trainingH100, "n")
 		return err == nil && c.bound == 8, c.String()
 	})
@@ -256,37 +240,36 @@ func TestKAIPoolsNeverLentA100WhileH100Lends(t *testing.T) {
 // checks one after the other on its own Nodes, Queues and scheduler.
 func TestKAIPoolH100(t *testing.T) {
 	t.Parallel()
-	t.Run("GuaranteeEachTeam", func(t *testing.T) {
-		begin(t)
-		fresh(t, "h100")
-		submit(t, trainingH100, "g", 8)
-		submit(t, researchH100, "g", 8)
-		waitBound(t, trainingH100, "g", 8)
-		waitBound(t, researchH100, "g", 8)
-	})
-	t.Run("ReclaimInPool", func(t *testing.T) {
-		begin(t)
-		fresh(t, "h100")
-		reclaim(t, trainingH100, researchH100, 16, 8)
-	})
+	poolChecks(t, "h100", []guarantee{{trainingH100, 8}, {researchH100, 8}}, trainingH100, researchH100, 16, 8)
 }
 
 func TestKAIPoolA100(t *testing.T) {
 	t.Parallel()
+	poolChecks(t, "a100", []guarantee{{trainingA100, 4}, {researchA100, 8}, {inferenceA100, 4}}, researchA100, inferenceA100, 12, 4)
+}
+
+type guarantee struct {
+	w work
+	n int
+}
+
+// poolChecks runs one pool's own checks: every team at its guarantee at
+// once; then borrower reaching top and owner reclaiming what it is owed.
+func poolChecks(t *testing.T, pool string, guarantees []guarantee, borrower, owner work, top, owed int) {
 	t.Run("GuaranteeEachTeam", func(t *testing.T) {
 		begin(t)
-		fresh(t, "a100")
-		submit(t, trainingA100, "g", 4)
-		submit(t, researchA100, "g", 8)
-		submit(t, inferenceA100, "g", 4)
-		waitBound(t, trainingA100, "g", 4)
-		waitBound(t, researchA100, "g", 8)
-		waitBound(t, inferenceA100, "g", 4)
+		fresh(t, pool)
+		for _, g := range guarantees {
+			submit(t, g.w, "g", g.n)
+		}
+		for _, g := range guarantees {
+			waitBound(t, g.w, "g", g.n)
+		}
 	})
 	t.Run("ReclaimInPool", func(t *testing.T) {
 		begin(t)
-		fresh(t, "a100")
-		reclaim(t, researchA100, inferenceA100, 12, 4)
+		fresh(t, pool)
+		reclaim(t, borrower, owner, top, owed)
 	})
 }
 
@@ -299,7 +282,7 @@ func reclaim(t *testing.T, borrower, owner work, top, owed int) {
 	waitBound(t, borrower, "r", top)
 	start := time.Now()
 	submit(t, owner, "r", owed)
-	waitFor(t, fmt.Sprintf("%s's %d guaranteed GPUs back", owner.queue(), owed), func(ctx context.Context) (bool, string) {
+	waits.Until(t, ctxFor(t), fmt.Sprintf("%s's %d guaranteed GPUs back", owner.queue(), owed), func(ctx context.Context) (bool, string) {
 		c, err := count(ctx, owner, "r")
 		return err == nil && c.bound == owed, c.String()
 	})

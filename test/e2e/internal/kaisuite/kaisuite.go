@@ -9,6 +9,7 @@ package kaisuite
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -206,6 +208,53 @@ func GPUNode(name string, res corev1.ResourceName, count int64, labels map[strin
 			Annotations: map[string]string{controlplane.KwokNodeAnnotation: controlplane.KwokNodeValue}},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
+}
+
+// Begin starts a check: without KAI's source it skips with the reason (and
+// records the skip, so the summary shows the suite did not run); otherwise
+// the check's outcome and time go into r, with the components' logs if it
+// fails, and a set-up error fails it at once.
+func Begin(t *testing.T, e *Env, setupErr error, r *checkreport.Report) {
+	t.Helper()
+	if e != nil && e.Skip != "" {
+		r.Add(t.Name(), "SKIP", 0)
+		t.Skip(e.Skip)
+	}
+	var cp *controlplane.ControlPlane
+	if e != nil {
+		cp = e.CP
+	}
+	r.Begin(t, cp, setupErr, 3000)
+}
+
+// Normalized round-trips v through JSON, so that numbers parsed from YAML
+// and read from the server compare by value.
+func Normalized(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// QueuesState lists every Queue's allocated resources, for a failure
+// message's summary of the cluster.
+func QueuesState(ctx context.Context, dyn dynamic.Interface) string {
+	list, err := dyn.Resource(QueueGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "\n  queues: " + err.Error()
+	}
+	var b strings.Builder
+	for _, q := range list.Items {
+		alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
+		fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
+	}
+	return b.String()
 }
 
 // PrintReport writes a suite's closing report: each check's outcome and
