@@ -103,9 +103,15 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 				}
 			}
 		case "Queue":
-			pool := o.GetLabels()[poolKey]
-			if !slices.Contains(poolValues, pool) || !strings.HasSuffix(o.GetName(), "-"+pool) {
-				t.Errorf("Queue %s: pool label %q; want one of %v, the name ending in it", o.GetName(), pool, poolValues)
+			// A team's Queue in a pool is <team>-<pool>; the pool's root and
+			// its subtrees are <agreement>-<pool>[-shared|-reserved].
+			pool, team := o.GetLabels()[poolKey], o.GetLabels()["tenancy.dev/team"]
+			named := strings.Contains(o.GetName()+"-", "-"+pool+"-")
+			if team != "" {
+				named = o.GetName() == team+"-"+pool
+			}
+			if !slices.Contains(poolValues, pool) || !named {
+				t.Errorf("Queue %s: pool label %q; want one of %v, and the pool in the name", o.GetName(), pool, poolValues)
 			}
 		}
 	}
