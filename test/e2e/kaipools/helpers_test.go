@@ -190,26 +190,45 @@ func count(ctx context.Context, w work, prefix string) (tally, error) {
 	return c, nil
 }
 
-// waitBound waits until exactly want of w's pods of prefix are bound, each
-// on a Node of w's pool, then watches for settle that no more get bound and
-// none lands outside the pool.
-func waitBound(t *testing.T, w work, prefix string, want int) {
+// bound is how many of a team's pods of one pool are to be bound.
+type bound struct {
+	w work
+	n int
+}
+
+// waitBound waits until exactly n of each w's pods of prefix are bound,
+// each on a Node of w's pool, then watches for settle (once for all) that
+// none of those counts changes and no pod lands outside its pool.
+func waitBound(t *testing.T, prefix string, want ...bound) {
 	t.Helper()
-	what := fmt.Sprintf("%d of %s's %s pods %s bound in pool %s", want, w.team, w.pool, prefix, w.pool)
+	var whats []string
+	for _, b := range want {
+		whats = append(whats, fmt.Sprintf("%d of %s's %s pods", b.n, b.w.team, b.w.pool))
+	}
+	what := strings.Join(whats, ", ") + " (" + prefix + ") bound, each in its pool"
+	// held reports whether every count is as wanted, or a pod strayed
+	// (which ends the wait at once: Never then says so).
+	held := func(ctx context.Context) (ok, stray bool, saw string) {
+		ok = true
+		var sb []string
+		for _, b := range want {
+			c, err := count(ctx, b.w, prefix)
+			if err != nil {
+				return false, false, err.Error()
+			}
+			ok = ok && c.bound == b.n
+			stray = stray || len(c.stray) > 0
+			sb = append(sb, fmt.Sprintf("%s/%s: %s", b.w.team, b.w.pool, c))
+		}
+		return ok, stray, strings.Join(sb, "; ")
+	}
 	waits.Until(t, ctxFor(t), what, func(ctx context.Context) (bool, string) {
-		c, err := count(ctx, w, prefix)
-		if err != nil {
-			return false, err.Error()
-		}
-		// A stray pod ends the wait at once: never says so.
-		return c.bound == want || len(c.stray) > 0, c.String()
+		ok, stray, saw := held(ctx)
+		return ok || stray, saw
 	})
-	waits.Never(t, ctxFor(t), fmt.Sprintf("other than %s", what), func(ctx context.Context) (bool, string) {
-		c, err := count(ctx, w, prefix)
-		if err != nil {
-			return false, err.Error()
-		}
-		return c.bound != want || len(c.stray) > 0, c.String()
+	waits.Never(t, ctxFor(t), "other than "+what, func(ctx context.Context) (bool, string) {
+		ok, stray, saw := held(ctx)
+		return !ok || stray, saw
 	})
 }
 

@@ -204,7 +204,7 @@ func TestKAIPoolsBorrowStaysInPool(t *testing.T) {
 	// 8 guaranteed A100s among them: it borrows training's idle 8 H100s,
 	// its H100 limit, and the 8 pods more wait although 16 A100s are free.
 	submit(t, researchH100, "b", 24)
-	waitBound(t, researchH100, "b", 16)
+	waitBound(t, "b", bound{researchH100, 16})
 	c, err := count(ctxFor(t), researchH100, "b")
 	if err != nil || c.pending != 8 {
 		t.Errorf("research's H100 pods: %v (%v), want 8 pending", c, err)
@@ -220,24 +220,24 @@ func TestKAIPoolsNeverLentA100WhileH100Lends(t *testing.T) {
 	// own limit there is 16.
 	submit(t, researchH100, "n", 24)
 	submit(t, researchA100, "n", 24)
-	waitBound(t, researchH100, "n", 16)
-	waitBound(t, researchA100, "n", 12)
+	waitBound(t, "n", bound{researchH100, 16}, bound{researchA100, 12})
 	// training's A100s were idle the whole time: its 4 pods bind without
 	// a reclaim, research keeps its 12.
 	submit(t, trainingA100, "n", 4)
-	waitBound(t, trainingA100, "n", 4)
-	waitBound(t, researchA100, "n", 12)
+	waitBound(t, "n", bound{trainingA100, 4}, bound{researchA100, 12})
 	// training takes its lent H100s back: a reclaim in the H100 pool only;
 	// research's 12 A100 pods stay bound throughout.
 	start := time.Now()
 	submit(t, trainingH100, "n", 8)
 	waits.Until(t, ctxFor(t), "training's 8 H100s back by reclaim", func(ctx context.Context) (bool, string) {
+		if a, err := count(ctx, researchA100, "n"); err == nil && a.bound != 12 {
+			t.Fatalf("a reclaim in the H100 pool moved research's A100 pods: %s", a)
+		}
 		c, err := count(ctx, trainingH100, "n")
 		return err == nil && c.bound == 8, c.String()
 	})
 	t.Logf("KAI reclaimed training's 8 lent H100s from research in %s; research's A100s untouched", time.Since(start).Round(100*time.Millisecond))
-	waitBound(t, researchH100, "n", 8)
-	waitBound(t, researchA100, "n", 12)
+	waitBound(t, "n", bound{trainingH100, 8}, bound{researchH100, 8}, bound{researchA100, 12})
 }
 
 // --- Each pool on its own, the two at once ------------------------------------------
@@ -246,31 +246,24 @@ func TestKAIPoolsNeverLentA100WhileH100Lends(t *testing.T) {
 // checks one after the other on its own Nodes, Queues and scheduler.
 func TestKAIPoolH100(t *testing.T) {
 	t.Parallel()
-	poolChecks(t, "h100", []guarantee{{trainingH100, 8}, {researchH100, 8}}, trainingH100, researchH100, 16, 8)
+	poolChecks(t, "h100", []bound{{trainingH100, 8}, {researchH100, 8}}, trainingH100, researchH100, 16, 8)
 }
 
 func TestKAIPoolA100(t *testing.T) {
 	t.Parallel()
-	poolChecks(t, "a100", []guarantee{{trainingA100, 4}, {researchA100, 8}, {inferenceA100, 4}}, researchA100, inferenceA100, 12, 4)
-}
-
-type guarantee struct {
-	w work
-	n int
+	poolChecks(t, "a100", []bound{{trainingA100, 4}, {researchA100, 8}, {inferenceA100, 4}}, researchA100, inferenceA100, 12, 4)
 }
 
 // poolChecks runs one pool's own checks: every team at its guarantee at
 // once; then borrower reaching top and owner reclaiming what it is owed.
-func poolChecks(t *testing.T, pool string, guarantees []guarantee, borrower, owner work, top, owed int) {
+func poolChecks(t *testing.T, pool string, guarantees []bound, borrower, owner work, top, owed int) {
 	t.Run("GuaranteeEachTeam", func(t *testing.T) {
 		begin(t)
 		fresh(t, pool)
 		for _, g := range guarantees {
 			submit(t, g.w, "g", g.n)
 		}
-		for _, g := range guarantees {
-			waitBound(t, g.w, "g", g.n)
-		}
+		waitBound(t, "g", guarantees...)
 	})
 	t.Run("ReclaimInPool", func(t *testing.T) {
 		begin(t)
@@ -285,7 +278,7 @@ func poolChecks(t *testing.T, pool string, guarantees []guarantee, borrower, own
 func reclaim(t *testing.T, borrower, owner work, top, owed int) {
 	t.Helper()
 	submit(t, borrower, "r", top+4)
-	waitBound(t, borrower, "r", top)
+	waitBound(t, "r", bound{borrower, top})
 	start := time.Now()
 	submit(t, owner, "r", owed)
 	waits.Until(t, ctxFor(t), fmt.Sprintf("%s's %d guaranteed GPUs back", owner.queue(), owed), func(ctx context.Context) (bool, string) {
@@ -293,6 +286,5 @@ func reclaim(t *testing.T, borrower, owner work, top, owed int) {
 		return err == nil && c.bound == owed, c.String()
 	})
 	t.Logf("KAI reclaimed %s's %d GPUs from %s in %s", owner.queue(), owed, borrower.queue(), time.Since(start).Round(100*time.Millisecond))
-	waitBound(t, borrower, "r", top-owed)
-	waitBound(t, owner, "r", owed)
+	waitBound(t, "r", bound{borrower, top - owed}, bound{owner, owed})
 }
