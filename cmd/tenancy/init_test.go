@@ -122,6 +122,7 @@ func TestInitAgreementKeysAreTheFormats(t *testing.T) {
 		"guardrail":  sub(doc, "guardrails"),
 		"monitoring": sub(doc, "monitoring"),
 		"component":  sub(doc, "components"),
+		"kai":        sub(doc, "kai"),
 		"window":     firstWindow(sub(doc, "teams")),
 	}
 	keys := agreement.TableKeys()

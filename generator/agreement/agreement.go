@@ -74,6 +74,7 @@ type Agreement struct {
 	Guardrails  *Guardrails // never nil after Decode: absent means all defaults
 	Monitoring  *Monitoring // nil without [monitoring]
 	Components  *Components // never nil after Decode: absent means the upstream namespaces
+	KAI         *KAI        // never nil after Decode: absent means KAI's defaults
 	// Clusters are the [clusters.NAME] tables of a fleet, in document
 	// order; nil for an agreement of one cluster.
 	Clusters []*Cluster
@@ -96,6 +97,13 @@ type Flavor struct {
 	GPUsPerNode Int
 	NodeLabels  []Label
 	Tolerations []*Toleration
+	// NodePool is the value of the node pool label ([kai] node_pool_label)
+	// on the flavor's Nodes: its KAI SchedulingShard's partitionLabelValue.
+	// Defaulted to the flavor's name.
+	NodePool Str
+	// GPUSharing says whether pods may share the flavor's GPUs by fraction
+	// (GPUSharingValues); Defaulted to [kai] gpu_sharing.
+	GPUSharing Str
 }
 
 // Label is one node_labels entry; Value.Pos is the label's key.

@@ -15,8 +15,8 @@ import (
 
 // Keys of each table. They are the file format's public interface.
 var (
-	rootKeys       = append([]string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters", "include"}, stewardshipKeys...)
-	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations", "gpus_per_node"}
+	rootKeys       = append([]string{"version", "name", "backend", "flavors", "priorities", "teams", "departments", "topology", "guardrails", "monitoring", "components", "clusters", "include", "kai"}, stewardshipKeys...)
+	flavorKeys     = []string{"resource", "capacity", "node_labels", "tolerations", "gpus_per_node", "node_pool", "gpu_sharing"}
 	tolerationKeys = []string{"key", "operator", "value", "effect"}
 	quotaKeys      = []string{"guaranteed", "lendable", "borrow", "clusters"}
 	teamKeys       = append(append([]string{"namespaces", "department", "reclaim", "weight", "vms", "retiring", "flavors", "windows"}, quotaKeys...), stewardshipKeys...)
@@ -73,6 +73,7 @@ func Decode(file string, root *load.Value) (*Agreement, diag.List) {
 	a.Monitoring = d.monitoring(t.Get("monitoring"))
 	a.Components = d.components(t.Get("components"))
 	a.Clusters = d.clusters(t.Get("clusters"))
+	a.KAI = d.kai(t.Get("kai"))
 	if c := t.Get("clusters"); c != nil {
 		a.ClustersPos = c.KeyPos
 	}
@@ -230,6 +231,8 @@ func (d *decoder) flavor(name string, v *load.Value) *Flavor {
 	f.Capacity = d.int(t.Get("capacity"), path.Child("capacity"))
 	f.GPUsPerNode = d.int(t.Get("gpus_per_node"), path.Child("gpus_per_node"))
 	f.NodeLabels = d.labels(t.Get("node_labels"), path.Child("node_labels"))
+	f.NodePool = d.str(t.Get("node_pool"), path.Child("node_pool"))
+	f.GPUSharing = d.str(t.Get("gpu_sharing"), path.Child("gpu_sharing"))
 	if tv := t.Get("tolerations"); tv != nil {
 		tpath := path.Child("tolerations")
 		if tv.Kind != load.Array {

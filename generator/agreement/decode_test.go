@@ -374,11 +374,12 @@ levels = ["kubernetes.io/hostname"]
 		},
 	}
 	if diff := cmp.Diff(want, got, diagtest.Paths, cmpopts.IgnoreFields(agreement.Team{}, "ByFlavor", "Retiring", "Stewardship"),
-		// TestDecodeGuardrails and TestDecodeComponents cover those tables,
-		// TestDecodeStewardship owners and review_by.
-		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails", "Components", "Stewardship"),
-		// The capacity package's tests cover gpus_per_node and its default.
-		cmpopts.IgnoreFields(agreement.Flavor{}, "GPUsPerNode")); diff != "" {
+		// TestDecodeGuardrails, TestDecodeComponents and TestDecodeKAI
+		// cover those tables, TestDecodeStewardship owners and review_by.
+		cmpopts.IgnoreFields(agreement.Agreement{}, "Guardrails", "Components", "KAI", "Stewardship"),
+		// The capacity package's tests cover gpus_per_node and its default,
+		// TestDecodeKAI node_pool and gpu_sharing.
+		cmpopts.IgnoreFields(agreement.Flavor{}, "GPUsPerNode", "NodePool", "GPUSharing")); diff != "" {
 		t.Errorf("Decode (-want,+got):\n%s", diff)
 	}
 	// ByFlavor resolves the shorthand to the one flavor, and points at the
@@ -616,5 +617,68 @@ owners = ["@alice", "bob@example.com"]
 	got := []agreement.Stewardship{a.Stewardship, a.Teams[0].Stewardship}
 	if diff := cmp.Diff(want, got, diagtest.Paths); diff != "" {
 		t.Errorf("Stewardship (-want,+got):\n%s", diff)
+	}
+}
+
+// TestDecodeKAI: [kai] and the flavors' node_pool and gpu_sharing. Absent,
+// the label is KAI's default and sharing is off, Defaulted at the file's
+// start; a flavor's pool is its name, Defaulted at its table; a flavor
+// inherits [kai] gpu_sharing at the line that wrote it.
+func TestDecodeKAI(t *testing.T) {
+	base := "version = 1\nname = \"p\"\n"
+	type str struct {
+		Value string
+		State agreement.State
+		Pos   agreement.Pos
+	}
+	type summary struct {
+		Label, Sharing str
+		Pools, Shares  []str // per flavor
+	}
+	at := func(line, col int) agreement.Pos { return agreement.Pos{Line: line, Column: col} }
+	tests := map[string]struct {
+		src  string
+		want summary
+	}{
+		"absent: KAI's label, no sharing, each pool its flavor's name": {
+			src: base + "[flavors.h100]\ncapacity = 8\n",
+			want: summary{
+				Label:   str{"kai.scheduler/node-pool", agreement.Defaulted, at(1, 1)},
+				Sharing: str{"none", agreement.Defaulted, at(1, 1)},
+				Pools:   []str{{"h100", agreement.Defaulted, at(3, 10)}},
+				Shares:  []str{{"none", agreement.Defaulted, at(3, 10)}},
+			},
+		},
+		"the GPU operator's product label, sharing for all but one flavor": {
+			src: base + "[kai]\nnode_pool_label = \"nvidia.com/gpu.product\"\ngpu_sharing = \"fraction\"\n" +
+				"[flavors.h100]\ncapacity = 8\nnode_pool = \"NVIDIA-H100-80GB-HBM3\"\n" +
+				"[flavors.a100]\ncapacity = 8\ngpu_sharing = \"none\"\n",
+			want: summary{
+				Label:   str{"nvidia.com/gpu.product", agreement.Set, at(4, 19)},
+				Sharing: str{"fraction", agreement.Set, at(5, 15)},
+				Pools:   []str{{"NVIDIA-H100-80GB-HBM3", agreement.Set, at(8, 13)}, {"a100", agreement.Defaulted, at(9, 10)}},
+				Shares:  []str{{"fraction", agreement.Defaulted, at(5, 15)}, {"none", agreement.Set, at(11, 15)}},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			a, diags := decodeSource(t, tc.src)
+			if len(diags) > 0 {
+				t.Fatalf("Decode: %s", diags)
+			}
+			of := func(s agreement.Str) str { return str{s.Value, s.State, s.Pos} }
+			got := summary{Label: of(a.KAI.NodePoolLabel), Sharing: of(a.KAI.GPUSharing)}
+			for _, f := range a.Flavors {
+				got.Pools = append(got.Pools, of(f.NodePool))
+				got.Shares = append(got.Shares, of(f.GPUSharing))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("[kai] (-want,+got):\n%s", diff)
+			}
+		})
+	}
+	if _, diags := decodeSource(t, base+"[kai]\ngpu_shareing = \"fraction\"\n"); len(diags) != 1 || !strings.Contains(diags[0].Message, `did you mean "gpu_sharing"`) {
+		t.Errorf("a misspelt key: %v, want one unknown-key error with a suggestion", diags)
 	}
 }

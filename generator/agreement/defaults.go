@@ -15,6 +15,9 @@ func defaults(a *Agreement) {
 	}
 	defaultPriorities(a)
 	defaultClusters(a)
+	if a.KAI != nil {
+		defaultKAI(a)
+	}
 	for _, f := range a.Flavors {
 		if f.GPUsPerNode.State == Unset {
 			f.GPUsPerNode = Int{Value: DefaultGPUsPerNode, State: Defaulted, Pos: f.Pos, Path: f.GPUsPerNode.Path}

@@ -14,7 +14,7 @@ var Schema []byte
 // TableKeys returns the keys each table of the format accepts, by table:
 // "root", "flavor", "toleration", "team", "department", "quota", "topology",
 // "priority" (a priority written as a table), "guardrail", "monitoring",
-// "component" ([components]),
+// "component" ([components]), "kai" ([kai]),
 // "window", "windowQuota", "cluster" ([clusters.NAME]) and "clusterShare"
 // (an entry of a team's clusters written as a table);
 // each is the list NAMEKeys the decoder checks the table's keys against. It
@@ -38,5 +38,6 @@ func TableKeys() map[string][]string {
 		"windowQuota":  clone(windowQuotaKeys),
 		"cluster":      clone(clusterKeys),
 		"clusterShare": clone(clusterShareKeys),
+		"kai":          clone(kaiKeys),
 	}
 }

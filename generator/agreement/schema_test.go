@@ -99,6 +99,7 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		"windowQuota":  onlyPattern(t, root, child(t, root, team, "properties", "windows", "items", "properties", "flavors")),
 		"cluster":      onlyPattern(t, root, child(t, root, root, "properties", "clusters")),
 		"clusterShare": child(t, root, root, "definitions", "clusterShare"),
+		"kai":          child(t, root, root, "properties", "kai"),
 	}
 	decoder := agreement.TableKeys()
 	var names []string

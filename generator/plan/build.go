@@ -37,10 +37,25 @@ func Build(a *agreement.Agreement) *Agreement {
 				pf.NodeLabelOrigins = append(pf.NodeLabelOrigins, origin(l.Value.Pos, l.Value.Path))
 			}
 		}
+		pf.NodePool, pf.NodePoolOrigin = f.NodePool.Value, origin(f.NodePool.Pos, f.NodePool.Path)
+		pf.GPUSharing, pf.GPUSharingOrigin = f.GPUSharing.Value, origin(f.GPUSharing.Pos, f.GPUSharing.Path)
+		if pf.NodePool == "" { // failed to decode: reported; never rendered
+			pf.NodePool = f.Name
+		}
+		if pf.GPUSharing == "" {
+			pf.GPUSharing = GPUSharingNone
+		}
 		for _, t := range f.Tolerations {
 			pf.Tolerations = append(pf.Tolerations, Toleration{Key: t.Key.Value, Operator: t.Operator.Value, Value: t.Value.Value, Effect: t.Effect.Value, Origin: origin(t.Pos, t.Path)})
 		}
 		out.Flavors = append(out.Flavors, pf)
+	}
+	out.NodePoolLabel = agreement.DefaultNodePoolLabel
+	if k := a.KAI; k != nil {
+		if k.NodePoolLabel.Value != "" {
+			out.NodePoolLabel = k.NodePoolLabel.Value
+		}
+		out.NodePoolLabelOrigin = origin(k.NodePoolLabel.Pos, k.NodePoolLabel.Path)
 	}
 	// Flavors keep the file's order: Kueue tries a ClusterQueue's flavors in
 	// order, so the order is the agreement's preference.

@@ -53,7 +53,18 @@ type Agreement struct {
 	// Includes are the files the agreement includes, as diagnostics name
 	// them, in the order read; empty for an agreement in one file.
 	Includes []string
+	// NodePoolLabel is the label whose value names a KAI node pool ([kai]
+	// node_pool_label; always filled, by default KAI's
+	// kai.scheduler/node-pool), at NodePoolLabelOrigin.
+	NodePoolLabel       string
+	NodePoolLabelOrigin diag.Origin
 }
+
+// GPU sharing of a flavor (Flavor.GPUSharing).
+const (
+	GPUSharingNone     = "none"     // whole GPUs and MIG slices only
+	GPUSharingFraction = "fraction" // pods may share a GPU by fraction (KAI)
+)
 
 // BackendKey is the backend key as written: its names in the file's order
 // (a string is a list of one), each with its origin, and the origin of the
@@ -80,6 +91,17 @@ type Flavor struct {
 	ResourceOrigin, CapacityOrigin diag.Origin
 	// NodeLabelOrigins are the node labels' values, in the file's order.
 	NodeLabelOrigins []diag.Origin
+	// NodePool is the value of the node pool label (Agreement.NodePoolLabel)
+	// on the flavor's Nodes, its KAI pool; always filled, by default the
+	// flavor's name.
+	NodePool       string
+	NodePoolOrigin diag.Origin
+	// GPUSharing is GPUSharingNone or GPUSharingFraction; always filled
+	// (the flavor's gpu_sharing, else [kai]'s, else none). Its origin is
+	// the value that set it: the flavor's key, [kai]'s, or the flavor's
+	// table.
+	GPUSharing       string
+	GPUSharingOrigin diag.Origin
 }
 
 // Toleration mirrors corev1.Toleration's string fields.

@@ -42,6 +42,7 @@ func Validate(a *agreement.Agreement) diag.List {
 	v.guardrails()
 	v.monitoring()
 	v.components()
+	v.kai()
 	v.clusters()
 	v.owners()
 	v.r.List.Sort()

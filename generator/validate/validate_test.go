@@ -610,6 +610,42 @@ guaranteed = 1
 				errAt(15, 25, "teams.research.flavors.a100", field.ErrorTypeNotFound),
 			},
 		},
+		"[kai] and node pool values Kubernetes or tenancy refuse": {
+			src: header + `node_pool = "h100 pool"
+gpu_sharing = "time-slice"
+[flavors.a100]
+capacity = 8
+node_pool = ""
+[kai]
+node_pool_label = "kai scheduler/pool"
+gpu_sharing = "half"
+[teams.a]
+[teams.a.flavors.h100]
+guaranteed = 8
+`,
+			want: diag.List{
+				errAt(5, 13, "flavors.h100.node_pool", field.ErrorTypeInvalid),
+				errAt(6, 15, "flavors.h100.gpu_sharing", field.ErrorTypeNotSupported),
+				errAt(9, 13, "flavors.a100.node_pool", field.ErrorTypeInvalid),
+				errAt(11, 19, "kai.node_pool_label", field.ErrorTypeInvalid),
+				errAt(12, 15, "kai.gpu_sharing", field.ErrorTypeNotSupported),
+			},
+		},
+		"gpu_sharing = fraction under Kueue: a warning at the line that asks": {
+			src: `version = 1
+name = "gpu-pool"
+[kai]
+gpu_sharing = "fraction"
+[flavors.h100]
+capacity = 32
+[flavors.a100]
+capacity = 8
+[teams.a]
+[teams.a.flavors.h100]
+guaranteed = 8
+`,
+			want: diag.List{warnAt(4, 15, "kai.gpu_sharing", field.ErrorTypeNotSupported)},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -644,9 +680,6 @@ guaranteed = 1
 						t.Errorf("Render %s: got result %v and error %v, want nil and an *AgreementError", bname, res != nil, err)
 					}
 					continue
-				}
-				if err != nil && opts.Backend == generator.KAI && strings.Contains(err.Error(), "not one per flavor") {
-					continue // KAI refuses quotas on several flavors (render/kai's tests)
 				}
 				if err != nil {
 					t.Errorf("Render %s: %v", bname, err)

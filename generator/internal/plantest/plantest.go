@@ -4,19 +4,20 @@ package plantest
 
 import "github.com/tenancy-dev/tenancy/generator/plan"
 
-// H100 is a whole-GPU flavor named h100.
+// H100 is a whole-GPU flavor named h100. The flavors are planned as the
+// plan fills them: each its own node pool, named as the flavor, no sharing.
 func H100(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity}
+	return plan.Flavor{Name: "h100", Resource: "nvidia.com/gpu", Capacity: capacity, NodePool: "h100", GPUSharing: plan.GPUSharingNone}
 }
 
 // A100 is a second whole-GPU flavor, named a100.
 func A100(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "a100", Resource: "nvidia.com/gpu", Capacity: capacity}
+	return plan.Flavor{Name: "a100", Resource: "nvidia.com/gpu", Capacity: capacity, NodePool: "a100", GPUSharing: plan.GPUSharingNone}
 }
 
 // MIG is a flavor of MIG 1g.10gb slices named a100-mig.
 func MIG(capacity int64) plan.Flavor {
-	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity}
+	return plan.Flavor{Name: "a100-mig", Resource: "nvidia.com/mig-1g.10gb", Capacity: capacity, NodePool: "a100-mig", GPUSharing: plan.GPUSharingNone}
 }
 
 // Quota is a team's share of one flavor.
@@ -34,7 +35,7 @@ func Team(name string, quotas ...plan.Quota) plan.Team {
 // team's quotas listed for every flavor in order (zero where the team
 // names none), as plan.Build lists them.
 func Pool(flavors []plan.Flavor, teams ...plan.Team) *plan.Agreement {
-	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors}
+	p := &plan.Agreement{Name: "gpu-pool", Flavors: flavors, NodePoolLabel: "kai.scheduler/node-pool"}
 	for _, t := range teams {
 		var qs []plan.Quota
 		for _, f := range flavors {

@@ -73,6 +73,7 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 			}
 		}
 	}
+	fractionChecks(p, r)
 	if t := p.Topology; t != nil {
 		for i, l := range t.Levels {
 			if l == HostnameLabel && i < len(t.Levels)-1 {
@@ -82,4 +83,22 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 		}
 	}
 	return r.List
+}
+
+// fractionChecks: GPU sharing by fraction is KAI's (its admission webhook
+// and binder share a GPU among pods that ask with an annotation and no GPU
+// resource); Kueue counts only resources, so under Kueue such a pod would
+// be charged nothing and get no GPU. Warned once per line that asks for it
+// (a [kai] gpu_sharing the flavors inherit is one line).
+func fractionChecks(p *plan.Agreement, r *diag.Reporter) {
+	warned := map[diag.Pos]bool{}
+	for _, f := range p.Flavors {
+		o := f.GPUSharingOrigin
+		if f.GPUSharing != plan.GPUSharingFraction || warned[o.Pos] {
+			continue
+		}
+		warned[o.Pos] = true
+		r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,
+			"kueue: GPU sharing by fraction is KAI Scheduler's: Kueue charges only resources, so a pod asking a fraction of flavor %s's GPUs (gpu-fraction or gpu-memory annotation) is charged nothing and gets no GPU; it holds under --backend kai", f.Name)
+	}
 }
