@@ -40,19 +40,22 @@ var kaiGroups = []string{"scheduling.run.ai", "kai.scheduler"}
 func TestKAIPoolsRenderAccepted(t *testing.T) {
 	begin(t)
 	for _, c := range []struct {
-		file   string
+		file string
+		// shards are each SchedulingShard's name and partitionLabelValue
+		// (a flavor's node_pool, by default its name).
 		shards []string
 	}{
-		{agreementFile, []string{"a100", "h100"}},
-		{"examples/multi-flavor/tenancy.toml", []string{"a100-mig", "h100"}},
-		{"examples/large/tenancy.toml", []string{"a100", "h100"}},
+		{agreementFile, []string{"a100 a100", "h100 h100"}},
+		{"examples/multi-flavor/tenancy.toml", []string{"a100-mig a100-mig", "h100 h100"}},
+		{"examples/large/tenancy.toml", []string{"a100 a100", "h100 h100"}},
 	} {
 		objs := render(t, c.file)
 		var shards []string
 		var kai []*obj
 		for _, o := range objs {
 			if o.GetKind() == "SchedulingShard" {
-				shards = append(shards, o.GetName())
+				v, _, _ := unstructured.NestedString(o.Object, "spec", "partitionLabelValue")
+				shards = append(shards, o.GetName()+" "+v)
 			}
 			// KAI's kinds, all cluster-scoped: a dry run of the namespaced
 			// objects would need their namespaces to exist, and those kinds
@@ -63,7 +66,7 @@ func TestKAIPoolsRenderAccepted(t *testing.T) {
 		}
 		sort.Strings(shards)
 		if diff := cmp.Diff(c.shards, shards); diff != "" {
-			t.Errorf("%s: SchedulingShards (-want +got):\n%s", c.file, diff)
+			t.Errorf("%s: SchedulingShards, name and partitionLabelValue (-want +got):\n%s", c.file, diff)
 		}
 		if _, err := env.CP.Applier.Apply(ctxFor(t), kai, true); err != nil {
 			t.Errorf("%s: KAI's CRDs refuse the render's %d Queues and SchedulingShards: %v", c.file, len(kai), err)
