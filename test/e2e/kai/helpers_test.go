@@ -65,15 +65,7 @@ func ctxFor(t *testing.T) context.Context {
 // relative to the repository root) and parses the YAML.
 func render(t *testing.T, file string, extra ...string) []*obj {
 	t.Helper()
-	out, stderr, err := renderRaw(file, extra...)
-	if err != nil {
-		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
-	}
-	objs, err := controlplane.ParseManifests(out)
-	if err != nil {
-		t.Fatalf("parse render of %s: %v", file, err)
-	}
-	return objs
+	return env.suite.RenderObjects(t, file, extra...)
 }
 
 func renderRaw(file string, extra ...string) (stdout []byte, stderr string, err error) {

@@ -46,20 +46,6 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// render runs `tenancy render --backend kai` and parses what it wrote.
-func render(t *testing.T, file string) []*obj {
-	t.Helper()
-	out, stderr, err := env.Render(file)
-	if err != nil {
-		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
-	}
-	objs, err := controlplane.ParseManifests(out)
-	if err != nil {
-		t.Fatalf("parse the render of %s: %v", file, err)
-	}
-	return objs
-}
-
 var setup struct {
 	once sync.Once
 	done bool
@@ -74,7 +60,7 @@ func agreement(t *testing.T) []*obj {
 	t.Helper()
 	setup.once.Do(func() {
 		ctx := ctxFor(t)
-		objs := render(t, agreementFile)
+		objs := env.RenderObjects(t, agreementFile)
 		if _, err := env.CP.Applier.Apply(ctx, objs, false); err != nil {
 			t.Fatalf("apply the agreement: %v", err)
 		}

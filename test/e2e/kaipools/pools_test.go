@@ -49,7 +49,7 @@ func TestKAIPoolsRenderAccepted(t *testing.T) {
 		{"examples/multi-flavor/tenancy.toml", []string{"a100-mig a100-mig", "h100 h100"}},
 		{"examples/large/tenancy.toml", []string{"a100 a100", "h100 h100"}},
 	} {
-		objs := render(t, c.file)
+		objs := env.RenderObjects(t, c.file)
 		var shards []string
 		var kai []*obj
 		for _, o := range objs {

@@ -111,6 +111,21 @@ func (e *Env) Render(file string, extra ...string) (stdout []byte, stderr string
 	return o.Bytes(), s.String(), err
 }
 
+// RenderObjects is Render, parsed; it fails the check when the render
+// fails, with what tenancy said.
+func (e *Env) RenderObjects(t *testing.T, file string, extra ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, stderr, err := e.Render(file, extra...)
+	if err != nil {
+		t.Fatalf("tenancy render --backend kai %s: %v\n%s", file, err, stderr)
+	}
+	objs, err := controlplane.ParseManifests(out)
+	if err != nil {
+		t.Fatalf("parse render of %s: %v", file, err)
+	}
+	return objs
+}
+
 // installChartDefaults creates what KAI's chart installs besides the
 // components (deployments/kai-scheduler/templates): its PriorityClasses
 // and the default queues, the latter with the GPU limit 0 tenancy's README
