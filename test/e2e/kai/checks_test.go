@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 // The agreements of the checks. kai-scheduling.toml is the reference
@@ -66,7 +66,7 @@ func TestKAIQueuesAsRendered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(kaisuite.Normalized(t, o.Object["spec"]), kaisuite.Normalized(t, live.Object["spec"])); diff != "" {
+		if diff := cmp.Diff(kaiwork.Normalized(t, o.Object["spec"]), kaiwork.Normalized(t, live.Object["spec"])); diff != "" {
 			t.Errorf("Queue %s: the server keeps another spec than rendered (-rendered +live):\n%s", o.GetName(), diff)
 		}
 	}
@@ -583,11 +583,11 @@ func TestKAIDefaultQueueChartDefaultLeaks(t *testing.T) {
 	reset(t, scheduling)
 	// KAI's chart default (gpu limit -1): the same pod runs on the pool's
 	// idle GPUs. This is why the README's install sets the limit to 0.
-	if _, err := env.cp.Applier.Apply(ctxFor(t), []*obj{kaisuite.DefaultQueue("default-queue", "default-parent-queue", -1), kaisuite.DefaultQueue("default-parent-queue", "", -1)}, false); err != nil {
+	if _, err := env.cp.Applier.Apply(ctxFor(t), []*obj{defaultQueue("default-queue", "default-parent-queue", -1), defaultQueue("default-parent-queue", "", -1)}, false); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_, _ = env.cp.Applier.Apply(context.Background(), []*obj{kaisuite.DefaultQueue("default-queue", "default-parent-queue", 0), kaisuite.DefaultQueue("default-parent-queue", "", 0)}, false)
+		_, _ = env.cp.Applier.Apply(context.Background(), []*obj{defaultQueue("default-queue", "default-parent-queue", 0), defaultQueue("default-parent-queue", "", 0)}, false)
 	})
 	pods(t, work{ns: outside, priority: "standard"}, "leak", 2)
 	waitBound(t, outside, "leak", 2)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,16 +20,15 @@ import (
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 type obj = unstructured.Unstructured
 
 const (
-	gpu       = corev1.ResourceName("nvidia.com/gpu")
-	mig1g     = corev1.ResourceName("nvidia.com/mig-1g.10gb")
-	queueKey  = "kai.scheduler/queue"
-	managedBy = "app.kubernetes.io/managed-by=tenancy"
+	gpu      = corev1.ResourceName("nvidia.com/gpu")
+	mig1g    = corev1.ResourceName("nvidia.com/mig-1g.10gb")
+	queueKey = "kai.scheduler/queue"
 	// eventually bounds every wait: KAI schedules once a second.
 	eventually = 60 * time.Second
 	poll       = 200 * time.Millisecond
@@ -43,14 +40,9 @@ const (
 )
 
 var (
-	queueGVR    = kaisuite.QueueGVR
-	podGroupGVR = kaisuite.PodGroupGVR
-	pruneKinds  = []schema.GroupVersionResource{queueGVR,
-		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
-		{Version: "v1", Resource: "resourcequotas"},
-		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
-		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
-		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}}
+	queueGVR    = kaiwork.QueueGVR
+	podGroupGVR = kaiwork.PodGroupGVR
+	pruneKinds  = kaiwork.PruneKinds
 	// workNamespaces are every namespace a check runs work in.
 	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", "genomics", "physics", "music", "platform", outside}
 )
@@ -61,15 +53,20 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
+// cluster is the suite's cluster as internal/kaiwork's helpers take it.
+func cluster() *kaiwork.Cluster {
+	return &kaiwork.Cluster{CP: env.cp, Tenancy: env.tenancy, RepoRoot: env.repoRoot, Namespaces: workNamespaces, Waits: waits}
+}
+
 // render runs `tenancy render --backend kai` on an agreement (a path
 // relative to the repository root) and parses the YAML.
 func render(t *testing.T, file string, extra ...string) []*obj {
 	t.Helper()
-	return env.suite.RenderObjects(t, file, extra...)
+	return cluster().Render(t, file, extra...)
 }
 
 func renderRaw(file string, extra ...string) (stdout []byte, stderr string, err error) {
-	return env.suite.Render(file, extra...)
+	return cluster().RenderRaw(file, extra...)
 }
 
 func testdata(name string) string { return filepath.Join("test", "e2e", "testdata", name) }
@@ -90,33 +87,8 @@ func find(t *testing.T, objs []*obj, kind, name string) *obj {
 // longer holds are deleted, as a change of the agreement would.
 func useAgreement(t *testing.T, objs []*obj) {
 	t.Helper()
-	ctx := ctxFor(t)
-	clearWorkloads(t)
-	want := map[string]bool{}
-	for _, o := range objs {
-		want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
-	}
-	// PriorityClasses are replaced, not updated: their value is immutable
-	// (an agreement that renumbers a priority, or changes its preemptible,
-	// cannot be applied in place), and the API server allows one
-	// globalDefault, which the new agreement may give another class.
-	prune(t, nil, pruneKinds[1:2])
-	if _, err := env.cp.Applier.Apply(ctx, objs, false); err != nil {
-		t.Fatalf("apply agreement: %v", err)
-	}
-	prune(t, want, pruneKinds)
+	cluster().UseAgreement(t, objs)
 	waitPolicyData(t, objs)
-	waitFor(t, "the rendered queues to exist", func(ctx context.Context) (bool, string) {
-		for _, o := range objs {
-			if o.GetKind() != "Queue" {
-				continue
-			}
-			if _, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
-				return false, err.Error()
-			}
-		}
-		return true, ""
-	})
 }
 
 // waitPolicyData waits, when objs hold a queue policy, until the API server
@@ -174,27 +146,7 @@ func waitPolicyData(t *testing.T, objs []*obj) {
 // prune deletes the tenancy-managed objects of kinds that want does not hold.
 func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResource) {
 	t.Helper()
-	ctx := ctxFor(t)
-	for _, gvr := range kinds {
-		list, err := env.cp.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: managedBy})
-		if err != nil {
-			t.Fatalf("list %s: %v", gvr.Resource, err)
-		}
-		for _, o := range list.Items {
-			if want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
-				continue
-			}
-			var err error
-			if o.GetNamespace() != "" {
-				err = env.cp.Dynamic.Resource(gvr).Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-			} else {
-				err = env.cp.Dynamic.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Fatalf("prune %s %s: %v", o.GetKind(), o.GetName(), err)
-			}
-		}
-	}
+	cluster().Prune(t, want, kinds)
 }
 
 // clearWorkloads deletes every workload of a built-in kind and every Pod of
@@ -202,36 +154,7 @@ func prune(t *testing.T, want map[string]bool, kinds []schema.GroupVersionResour
 // empty.
 func clearWorkloads(t *testing.T) {
 	t.Helper()
-	ctx := ctxFor(t)
-	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
-	for _, ns := range workNamespaces {
-		_ = env.cp.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().Deployments(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().StatefulSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.AppsV1().DaemonSets(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.CoreV1().ReplicationControllers(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.BatchV1().CronJobs(ns).DeleteCollection(ctx, bg, metav1.ListOptions{})
-		_ = env.cp.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
-	}
-	waitFor(t, "every pod to be gone", func(ctx context.Context) (bool, string) {
-		left := 0
-		for _, ns := range workNamespaces {
-			pods, err := env.cp.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			for _, p := range pods.Items {
-				if p.DeletionTimestamp == nil || p.Spec.NodeName == "" {
-					// KWOK removes deleted pods on its Nodes; a pod never
-					// bound is removed by the API server at once.
-					_ = env.cp.Kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-				}
-			}
-			left += len(pods.Items)
-		}
-		return left == 0, fmt.Sprintf("%d pods left", left)
-	})
+	cluster().ClearWorkloads(t)
 }
 
 // work is one kind of pod a check submits.
@@ -400,12 +323,19 @@ func clusterState(ctx context.Context) string {
 			fmt.Fprintf(&b, " %s: %s;", ns, c)
 		}
 	}
-	return b.String() + kaisuite.QueuesState(ctx, env.cp.Dynamic)
+	list, err := env.cp.Dynamic.Resource(queueGVR).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, q := range list.Items {
+			alloc, _, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated")
+			fmt.Fprintf(&b, "\n  queue %s allocated %v", q.GetName(), alloc)
+		}
+	}
+	return b.String()
 }
 
 // podGroupOf returns the PodGroup KAI's podgrouper made for a pod.
 func podGroupOf(ctx context.Context, ns, pod string) (*obj, error) {
-	return kaisuite.PodGroupOf(ctx, env.cp, ns, pod)
+	return kaiwork.PodGroupOf(ctx, env.cp, ns, pod)
 }
 
 // waitPodGroup waits for a pod's PodGroup and returns it.
@@ -425,7 +355,19 @@ func waitPodGroup(t *testing.T, ns, pod string) *obj {
 
 // queueAllocatedGPUs reads a Queue's status.allocated GPUs.
 func queueAllocatedGPUs(ctx context.Context, name string) (float64, error) {
-	return kaisuite.QueueAllocatedGPUs(ctx, env.cp.Dynamic, name)
+	q, err := env.cp.Dynamic.Resource(queueGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(q.Object, "status", "allocated", "nvidia.com/gpu")
+	if !found {
+		return 0, nil
+	}
+	qty, err := resource.ParseQuantity(fmt.Sprint(v))
+	if err != nil {
+		return 0, err
+	}
+	return qty.AsApproximateFloat64(), nil
 }
 
 // simNode is a simulated GPU Node.
@@ -436,8 +378,8 @@ type simNode struct {
 	count  int64
 }
 
-func (n simNode) node() *corev1.Node {
-	return kaisuite.GPUNode(n.name, n.res, n.count, n.labels)
+func (n simNode) kaiwork() kaiwork.Node {
+	return kaiwork.Node{Name: n.name, Labels: n.labels, Res: n.res, Count: n.count}
 }
 
 // h100Nodes are the reference's 4 workers × 8 GPUs.
@@ -454,48 +396,16 @@ func h100Nodes() []simNode {
 // waits until each is Ready and free of taints.
 func useNodes(t *testing.T, nodes []simNode) {
 	t.Helper()
-	ctx := ctxFor(t)
-	want := map[string]bool{}
+	var kn []kaiwork.Node
 	for _, n := range nodes {
-		want[n.name] = true
+		kn = append(kn, n.kaiwork())
 	}
-	list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range list.Items {
-		if !want[n.Name] {
-			if err := env.cp.Kube.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, n := range nodes {
-		if _, err := env.cp.Kube.CoreV1().Nodes().Create(ctx, n.node(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create node %s: %v", n.name, err)
-		}
-	}
-	waitFor(t, "the Nodes to be Ready and untainted", func(ctx context.Context) (bool, string) {
-		list, err := env.cp.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		var notReady []string
-		for _, n := range list.Items {
-			ready := len(n.Spec.Taints) == 0
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-					ready = false
-				}
-			}
-			if !ready || len(n.Status.Conditions) == 0 {
-				notReady = append(notReady, n.Name)
-			}
-		}
-		sort.Strings(notReady)
-		return len(list.Items) == len(nodes) && len(notReady) == 0, fmt.Sprintf("%d nodes, not ready: %v", len(list.Items), notReady)
-	})
+	cluster().UseNodes(t, kn)
 }
+
+// defaultQueue is the chart's default queue with a GPU limit (-1: the
+// chart's default, unlimited).
+var defaultQueue = kaiwork.DefaultQueue
 
 type corePod = corev1.Pod
 

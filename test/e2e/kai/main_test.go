@@ -16,13 +16,16 @@ package kai
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 var env struct {
@@ -30,8 +33,9 @@ var env struct {
 	tenancy  string
 	repoRoot string
 	startErr error
-	// suite is what kaisuite set up; the fields above are its parts.
-	suite *kaisuite.Env
+	// skip, when set, is why the suite did not run (no KAI source).
+	skip string
+	kai  *binaries.KAISet
 }
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
@@ -53,10 +57,16 @@ func TestMain(m *testing.M) {
 }
 
 func setUp(ctx context.Context, dir string) error {
-	e, err := kaisuite.SetUp(ctx, dir, "e2e-kai", controlplane.KAIOptions{}, workNamespaces)
-	if e != nil {
-		env.suite = e
-		env.cp, env.tenancy, env.repoRoot = e.CP, e.Tenancy, e.RepoRoot
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	started, err := kaiwork.Start(ctx, kaiwork.Setup{Name: "e2e-kai", RepoRoot: filepath.Clean(filepath.Join(wd, "..", "..", "..")),
+		Dir: dir, Namespaces: workNamespaces, Log: os.Stderr})
+	env.cp, env.tenancy, env.repoRoot, env.kai = started.CP, started.Tenancy, started.RepoRoot, started.KAI
+	if started.Skip != "" {
+		env.skip = "KAI SUITE DID NOT RUN: " + started.Skip
+		fmt.Fprintln(os.Stderr, "e2e-kai: "+env.skip)
 	}
 	return err
 }
@@ -67,9 +77,10 @@ var report checkreport.Report
 // the summary shows the suite did not run.
 func begin(t *testing.T) {
 	t.Helper()
-	kaisuite.Begin(t, env.suite, env.startErr, &report)
+	report.SkipIf(t, env.skip)
+	report.Begin(t, env.cp, env.startErr, 3000)
 }
 
 func printReport(total time.Duration) {
-	kaisuite.PrintReport(os.Stdout, "e2e-kai", "tenancy e2e KAI report", env.suite, &report, total)
+	kaiwork.PrintReport(os.Stdout, "e2e-kai", "tenancy e2e KAI report", env.skip, env.cp, env.kai, &report, total)
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/workload"
 )
 
@@ -60,12 +60,12 @@ func agreement(t *testing.T) []*obj {
 	t.Helper()
 	setup.once.Do(func() {
 		ctx := ctxFor(t)
-		objs := env.RenderObjects(t, agreementFile)
+		objs := env.Render(t, agreementFile)
 		if _, err := env.CP.Applier.Apply(ctx, objs, false); err != nil {
 			t.Fatalf("apply the agreement: %v", err)
 		}
 		for name, n := range poolNodes {
-			node := kaisuite.GPUNode(name, workload.GPU, 8, map[string]string{poolKey: n.pool, "nvidia.com/gpu.product": n.product})
+			node := kaiwork.Node{Name: name, Res: workload.GPU, Count: 8, Labels: map[string]string{poolKey: n.pool, "nvidia.com/gpu.product": n.product}}.Object()
 			if _, err := env.CP.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create Node %s: %v", name, err)
 			}
@@ -80,7 +80,7 @@ func agreement(t *testing.T) []*obj {
 			}
 			for _, o := range objs {
 				if o.GetKind() == "Queue" {
-					if _, err := env.CP.Dynamic.Resource(kaisuite.QueueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+					if _, err := env.CP.Dynamic.Resource(kaiwork.QueueGVR).Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
 						missing = append(missing, "Queue "+o.GetName())
 					}
 				}

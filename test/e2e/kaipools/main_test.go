@@ -20,19 +20,23 @@ package kaipools
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/checkreport"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 var (
-	env      *kaisuite.Env
+	env      *kaiwork.Started
 	startErr error
-	report   checkreport.Report
+	// skip, when set, is why the suite did not run (no KAI source).
+	skip   string
+	report checkreport.Report
 )
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
@@ -47,20 +51,49 @@ func TestMain(m *testing.M) {
 		Name: "e2e-kai-pools",
 		Keep: *keep,
 		SetUp: func(ctx context.Context, dir string) (func(), error) {
-			env, startErr = kaisuite.SetUp(ctx, dir, "e2e-kai-pools", controlplane.KAIOptions{Shards: poolValues, NoPodGroupController: true}, namespaces)
+			startErr = setUp(ctx, dir)
 			if env == nil || env.CP == nil {
 				return nil, startErr
 			}
 			return env.CP.Stop, startErr
 		},
 		Report: func(total time.Duration) {
-			kaisuite.PrintReport(os.Stdout, "e2e-kai-pools", "tenancy e2e KAI node-pool report", env, &report, total)
+			s := started()
+			kaiwork.PrintReport(os.Stdout, "e2e-kai-pools", "tenancy e2e KAI node-pool report", skip, s.CP, s.KAI, &report, total)
 		},
 	}))
 }
 
-// begin starts a check (kaisuite.Begin).
+func setUp(ctx context.Context, dir string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	env, err = kaiwork.Start(ctx, kaiwork.Setup{Name: "e2e-kai-pools", RepoRoot: filepath.Clean(filepath.Join(wd, "..", "..", "..")),
+		Dir: dir, Namespaces: namespaces, Log: os.Stderr,
+		Options: func(o *controlplane.KAIOptions) {
+			o.Shards = poolValues
+			o.WithoutPodGroupController = true
+		}})
+	if env.Skip != "" {
+		skip = "KAI SUITE DID NOT RUN: " + env.Skip
+		fmt.Fprintln(os.Stderr, "e2e-kai-pools: "+skip)
+	}
+	return err
+}
+
+// begin starts a check; without KAI's source it skips with the reason, so
+// the summary shows the suite did not run.
 func begin(t *testing.T) {
 	t.Helper()
-	kaisuite.Begin(t, env, startErr, &report)
+	report.SkipIf(t, skip)
+	report.Begin(t, started().CP, startErr, 3000)
+}
+
+// started is what set-up started, empty when it could not begin.
+func started() *kaiwork.Started {
+	if env == nil {
+		return &kaiwork.Started{}
+	}
+	return env
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaisuite"
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 // The checks' teams, one work per team and pool (testdata/kai-pools.toml).
@@ -49,7 +49,7 @@ func TestKAIPoolsRenderAccepted(t *testing.T) {
 		{"examples/multi-flavor/tenancy.toml", []string{"a100-mig a100-mig", "h100 h100"}},
 		{"examples/large/tenancy.toml", []string{"a100 a100", "h100 h100"}},
 	} {
-		objs := env.RenderObjects(t, c.file)
+		objs := env.Render(t, c.file)
 		var shards []string
 		var kai []*obj
 		for _, o := range objs {
@@ -85,7 +85,7 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(kaisuite.Normalized(t, o.Object["spec"]), kaisuite.Normalized(t, live.Object["spec"])); diff != "" {
+			if diff := cmp.Diff(kaiwork.Normalized(t, o.Object["spec"]), kaiwork.Normalized(t, live.Object["spec"])); diff != "" {
 				t.Errorf("SchedulingShard %s: the server keeps another spec than rendered (-rendered +live):\n%s", o.GetName(), diff)
 			}
 			v, _, _ := unstructured.NestedString(o.Object, "spec", "partitionLabelValue")
@@ -98,7 +98,7 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 				switch k {
 				case "partitionLabelValue":
 				case "placementStrategy":
-					if diff := cmp.Diff(map[string]any{"cpu": "binpack", "gpu": "binpack"}, kaisuite.Normalized(t, v)); diff != "" {
+					if diff := cmp.Diff(map[string]any{"cpu": "binpack", "gpu": "binpack"}, kaiwork.Normalized(t, v)); diff != "" {
 						t.Errorf("SchedulingShard %s asks for placement %v; the suite's shard schedulers run binpack", o.GetName(), v)
 					}
 				default:
@@ -152,7 +152,7 @@ func TestKAIPoolLabelOnPodGroup(t *testing.T) {
 				return false, fmt.Sprintf("pods: %v", err)
 			}
 			p := pods.Items[0]
-			pg, err := kaisuite.PodGroupOf(ctx, env.CP, w.team, p.Name)
+			pg, err := kaiwork.PodGroupOf(ctx, env.CP, w.team, p.Name)
 			if err != nil {
 				return false, err.Error()
 			}

@@ -51,6 +51,17 @@ func (r *Report) Records() (records []Record, counts map[string]int) {
 	return append([]Record(nil), r.records...), counts
 }
 
+// SkipIf skips a check of a suite that did not run, with why (set when
+// it did not: the reason and how to run it), and records it, so that the
+// summary says the suite did not run.
+func (r *Report) SkipIf(t *testing.T, why string) {
+	t.Helper()
+	if why != "" {
+		r.Add(t.Name(), "SKIP", 0)
+		t.Skip(why)
+	}
+}
+
 // Begin starts a check: when it ends, its outcome and time are recorded
 // and, if it failed, the components that exited and the last logTail bytes
 // of each component's log are logged. A set-up error fails the check at

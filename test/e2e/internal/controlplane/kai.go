@@ -38,12 +38,14 @@ type KAIOptions struct {
 	// Shards are node pools (SchedulingShard partition label values): one
 	// more scheduler each, beside the default shard's (kai_shards.go).
 	Shards []string
-	// NoPodGroupController leaves KAI's podgroup controller out. v0.17.0's
-	// serves metrics on :8080 whatever it is told and exits when that port
-	// is taken, so only one KAI control plane on a machine can run it: the
-	// KAI suite's. Without it PodGroups and Queues get no status (the
-	// resources allocated); the scheduler does not read it.
-	NoPodGroupController bool
+	// WithoutPodGroupController leaves KAI's podgroup controller out. It
+	// writes PodGroups' resource status (which the queue controller sums
+	// into the Queues' status) and nothing KAI's scheduler, binder or
+	// podgrouper reads; v0.17.0 serves its metrics on :8080 whatever it is
+	// told, so of two KAI control planes on one machine only one can run
+	// it, and the other's exits. The contention proof, which runs beside
+	// the KAI suite and counts bound pods, starts without it.
+	WithoutPodGroupController bool
 }
 
 // KAI's names, as its operator and chart give them by default
@@ -251,7 +253,7 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		}},
 	}
 	for _, s := range steps {
-		if s.name == "podgroupcontroller" && opts.NoPodGroupController {
+		if s.name == "podgroupcontroller" && opts.WithoutPodGroupController {
 			continue
 		}
 		if err := cp.start(base, s.name, s.args, kenv[s.name]); err != nil {
