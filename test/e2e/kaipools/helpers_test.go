@@ -40,12 +40,6 @@ var poolNodes = map[string]struct{ pool, product string }{
 	"a100-0": {"a100", "NVIDIA-A100-SXM4-80GB"}, "a100-1": {"a100", "NVIDIA-A100-SXM4-80GB"},
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 var setup struct {
 	once sync.Once
 	done bool
@@ -59,7 +53,7 @@ var setup struct {
 func agreement(t *testing.T) []*obj {
 	t.Helper()
 	setup.once.Do(func() {
-		ctx := ctxFor(t)
+		ctx := kaiwork.Ctx(t)
 		objs := env.Render(t, agreementFile)
 		if _, err := env.CP.Applier.Apply(ctx, objs, false); err != nil {
 			t.Fatalf("apply the agreement: %v", err)
@@ -70,7 +64,7 @@ func agreement(t *testing.T) []*obj {
 				t.Fatalf("create Node %s: %v", name, err)
 			}
 		}
-		waits.Until(t, ctxFor(t), "the Nodes Ready and the Queues there", func(ctx context.Context) (bool, string) {
+		waits.Until(t, kaiwork.Ctx(t), "the Nodes Ready and the Queues there", func(ctx context.Context) (bool, string) {
 			var missing []string
 			for name := range poolNodes {
 				n, err := env.CP.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -130,7 +124,7 @@ func (w work) name(prefix string, i int) string { return fmt.Sprintf("%s-%s-%d",
 // submit creates n pods of w.
 func submit(t *testing.T, w work, prefix string, n int) {
 	t.Helper()
-	ctx := ctxFor(t)
+	ctx := kaiwork.Ctx(t)
 	for i := range n {
 		p := workload.PodOf(w.team, w.name(prefix, i), w.labels(), w.spec())
 		if _, err := env.CP.Kube.CoreV1().Pods(w.team).Create(ctx, p, metav1.CreateOptions{}); err != nil {
@@ -208,11 +202,11 @@ func waitBound(t *testing.T, prefix string, want ...bound) {
 		}
 		return ok, stray, strings.Join(sb, "; ")
 	}
-	waits.Until(t, ctxFor(t), what, func(ctx context.Context) (bool, string) {
+	waits.Until(t, kaiwork.Ctx(t), what, func(ctx context.Context) (bool, string) {
 		ok, stray, saw := held(ctx)
 		return ok || stray, saw
 	})
-	waits.Never(t, ctxFor(t), "other than "+what, func(ctx context.Context) (bool, string) {
+	waits.Never(t, kaiwork.Ctx(t), "other than "+what, func(ctx context.Context) (bool, string) {
 		ok, stray, saw := held(ctx)
 		return !ok || stray, saw
 	})
@@ -222,13 +216,13 @@ func waitBound(t *testing.T, prefix string, want ...bound) {
 // and waits until none is left; the other pool's work is not touched.
 func clearPool(t *testing.T, pool string) {
 	t.Helper()
-	ctx := ctxFor(t)
+	ctx := kaiwork.Ctx(t)
 	sel := metav1.ListOptions{LabelSelector: poolKey + "=" + pool}
 	for _, ns := range namespaces {
 		_ = env.CP.Kube.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}, sel)
 		_ = env.CP.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel)
 	}
-	waits.Until(t, ctxFor(t), "pool "+pool+"'s pods to be gone", func(ctx context.Context) (bool, string) {
+	waits.Until(t, kaiwork.Ctx(t), "pool "+pool+"'s pods to be gone", func(ctx context.Context) (bool, string) {
 		left := 0
 		for _, ns := range namespaces {
 			list, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, sel)

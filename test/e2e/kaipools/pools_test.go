@@ -68,7 +68,7 @@ func TestKAIPoolsRenderAccepted(t *testing.T) {
 		if diff := cmp.Diff(c.shards, shards); diff != "" {
 			t.Errorf("%s: SchedulingShards, name and partitionLabelValue (-want +got):\n%s", c.file, diff)
 		}
-		if _, err := env.CP.Applier.Apply(ctxFor(t), kai, true); err != nil {
+		if _, err := env.CP.Applier.Apply(kaiwork.Ctx(t), kai, true); err != nil {
 			t.Errorf("%s: KAI's CRDs refuse the render's %d Queues and SchedulingShards: %v", c.file, len(kai), err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestKAIPoolsShardsAsRendered(t *testing.T) {
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "SchedulingShard":
-			live, err := env.CP.Dynamic.Resource(shardGVR).Get(ctxFor(t), o.GetName(), metav1.GetOptions{})
+			live, err := env.CP.Dynamic.Resource(shardGVR).Get(kaiwork.Ctx(t), o.GetName(), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,14 +139,14 @@ func TestKAIPoolLabelOnPodGroup(t *testing.T) {
 	onJob := gpuJob("pool-on-job", w.labels(), map[string]string{queueKey: w.queue()}, w.spec())
 	onPod := gpuJob("pool-on-pod", map[string]string{queueKey: w.queue()}, w.labels(), w.spec())
 	for _, j := range []*batchv1.Job{onJob, onPod} {
-		if _, err := env.CP.Kube.BatchV1().Jobs(w.team).Create(ctxFor(t), j, metav1.CreateOptions{}); err != nil {
+		if _, err := env.CP.Kube.BatchV1().Jobs(w.team).Create(kaiwork.Ctx(t), j, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { deleteJob(t, w.team, j.Name) })
 	}
 	for _, j := range []*batchv1.Job{onJob, onPod} {
 		var detail string
-		waits.Until(t, ctxFor(t), "job "+j.Name+"'s pod bound on an H100 Node, its PodGroup carrying the pool label", func(ctx context.Context) (bool, string) {
+		waits.Until(t, kaiwork.Ctx(t), "job "+j.Name+"'s pod bound on an H100 Node, its PodGroup carrying the pool label", func(ctx context.Context) (bool, string) {
 			pods, err := env.CP.Kube.CoreV1().Pods(w.team).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + j.Name})
 			if err != nil || len(pods.Items) != 1 {
 				return false, fmt.Sprintf("pods: %v", err)
@@ -184,9 +184,9 @@ func gpuJob(name string, labels, podLabels map[string]string, spec corev1.PodSpe
 // the pool label would escape clearPool and hold a GPU of the next check.
 func deleteJob(t *testing.T, ns, name string) {
 	t.Helper()
-	ctx := ctxFor(t)
+	ctx := kaiwork.Ctx(t)
 	_ = env.CP.Kube.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-	waits.Until(t, ctxFor(t), "job "+name+"'s pods to be gone", func(ctx context.Context) (bool, string) {
+	waits.Until(t, kaiwork.Ctx(t), "job "+name+"'s pods to be gone", func(ctx context.Context) (bool, string) {
 		pods, err := env.CP.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
 		if err != nil {
 			return false, err.Error()
@@ -208,7 +208,7 @@ func TestKAIPoolsBorrowStaysInPool(t *testing.T) {
 	// its H100 limit, and the 8 pods more wait although 16 A100s are free.
 	submit(t, researchH100, "b", 24)
 	waitBound(t, "b", bound{researchH100, 16})
-	c, err := count(ctxFor(t), researchH100, "b")
+	c, err := count(kaiwork.Ctx(t), researchH100, "b")
 	if err != nil || c.pending != 8 {
 		t.Errorf("research's H100 pods: %v (%v), want 8 pending", c, err)
 	}
@@ -232,7 +232,7 @@ func TestKAIPoolsNeverLentA100WhileH100Lends(t *testing.T) {
 	// research's 12 A100 pods stay bound throughout.
 	start := time.Now()
 	submit(t, trainingH100, "n", 8)
-	waits.Until(t, ctxFor(t), "training's 8 H100s back by reclaim", func(ctx context.Context) (bool, string) {
+	waits.Until(t, kaiwork.Ctx(t), "training's 8 H100s back by reclaim", func(ctx context.Context) (bool, string) {
 		if a, err := count(ctx, researchA100, "n"); err == nil && a.bound != 12 {
 			t.Fatalf("a reclaim in the H100 pool moved research's A100 pods: %s", a)
 		}
@@ -284,7 +284,7 @@ func reclaim(t *testing.T, borrower, owner work, top, owed int) {
 	waitBound(t, "r", bound{borrower, top})
 	start := time.Now()
 	submit(t, owner, "r", owed)
-	waits.Until(t, ctxFor(t), fmt.Sprintf("%s's %d guaranteed GPUs back", owner.queue(), owed), func(ctx context.Context) (bool, string) {
+	waits.Until(t, kaiwork.Ctx(t), fmt.Sprintf("%s's %d guaranteed GPUs back", owner.queue(), owed), func(ctx context.Context) (bool, string) {
 		c, err := count(ctx, owner, "r")
 		return err == nil && c.bound == owed, c.String()
 	})
