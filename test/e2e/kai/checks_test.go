@@ -2,7 +2,6 @@ package kai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/kaiwork"
 )
 
 // The agreements of the checks. kai-scheduling.toml is the reference
@@ -65,7 +66,7 @@ func TestKAIQueuesAsRendered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(normalized(t, o.Object["spec"]), normalized(t, live.Object["spec"])); diff != "" {
+		if diff := cmp.Diff(kaiwork.Normalized(t, o.Object["spec"]), kaiwork.Normalized(t, live.Object["spec"])); diff != "" {
 			t.Errorf("Queue %s: the server keeps another spec than rendered (-rendered +live):\n%s", o.GetName(), diff)
 		}
 	}
@@ -93,21 +94,6 @@ func TestKAINoPhantomDrift(t *testing.T) {
 			}
 		}
 	}
-}
-
-// normalized round-trips v through JSON, so that numbers parsed from YAML
-// and read from the server compare by value.
-func normalized(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // stable strips what changes without anyone changing the object: status
@@ -481,35 +467,6 @@ func TestKAIMIGSlicesBorrowUpToLimit(t *testing.T) {
 	pods(t, nb, "m", 46)
 	// 28 guaranteed + 14 borrowed slices, a slice counted as one GPU.
 	waitBound(t, "notebooks", "m", 42)
-}
-
-func TestKAIMultiFlavorPools(t *testing.T) {
-	begin(t)
-	// The two-flavor agreement that --backend kai refused before issue 30
-	// renders as a node pool per flavor: a SchedulingShard each, and Queues
-	// carrying the pool label, which KAI's CRDs accept. The pools at work
-	// are the node-pool checks'.
-	objs := render(t, "examples/multi-flavor/tenancy.toml")
-	for _, pool := range []string{"h100", "a100-mig"} {
-		shard := find(t, objs, "SchedulingShard", pool)
-		if v, _, _ := unstructured.NestedString(shard.Object, "spec", "partitionLabelValue"); v != pool {
-			t.Errorf("SchedulingShard %s: partitionLabelValue %q, want %q", pool, v, pool)
-		}
-	}
-	if got := find(t, objs, "Queue", "training-h100").GetLabels()["kai.scheduler/node-pool"]; got != "h100" {
-		t.Errorf("Queue training-h100: pool label %q, want h100", got)
-	}
-	// KAI's kinds only, server-side dry run: the team Namespaces are not
-	// this check's to create.
-	var kais []*obj
-	for _, o := range objs {
-		if k := o.GetKind(); k == "SchedulingShard" || k == "Queue" {
-			kais = append(kais, o)
-		}
-	}
-	if _, err := env.cp.Applier.Apply(ctxFor(t), kais, true); err != nil {
-		t.Errorf("the node pools' render refused by the API server with KAI's CRDs: %v", err)
-	}
 }
 
 // --- Topology -----------------------------------------------------------------

@@ -41,7 +41,7 @@ const (
 
 var (
 	queueGVR    = kaiwork.QueueGVR
-	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.run.ai", Version: "v2alpha2", Resource: "podgroups"}
+	podGroupGVR = kaiwork.PodGroupGVR
 	pruneKinds  = kaiwork.PruneKinds
 	// workNamespaces are every namespace a check runs work in.
 	workNamespaces = []string{"training", "research", "inference", "notebooks", "a", "b", "c", "genomics", "physics", "music", "platform", outside}
@@ -335,15 +335,7 @@ func clusterState(ctx context.Context) string {
 
 // podGroupOf returns the PodGroup KAI's podgrouper made for a pod.
 func podGroupOf(ctx context.Context, ns, pod string) (*obj, error) {
-	p, err := env.cp.Kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	name := p.Annotations["pod-group-name"]
-	if name == "" {
-		return nil, fmt.Errorf("pod %s/%s has no pod-group-name annotation yet", ns, pod)
-	}
-	return env.cp.Dynamic.Resource(podGroupGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	return kaiwork.PodGroupOf(ctx, env.cp, ns, pod)
 }
 
 // waitPodGroup waits for a pod's PodGroup and returns it.

@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -89,32 +87,5 @@ func begin(t *testing.T) {
 }
 
 func printReport(total time.Duration) {
-	records, counts := report.Records()
-	fmt.Println()
-	fmt.Println("tenancy e2e KAI report")
-	if env.skip != "" {
-		fmt.Printf("  %s\n", env.skip)
-	}
-	if env.cp != nil {
-		fmt.Printf("  KAI control plane start-up: %s\n", env.cp.StartupTime.Round(time.Millisecond))
-	}
-	if env.kai != nil && env.kai.Built {
-		fmt.Printf("  KAI Scheduler built from source in %s\n", env.kai.BuildTime.Round(time.Second))
-	}
-	for _, r := range records {
-		fmt.Printf("  %-4s  %-52s %8s\n", r.Result, r.Name, r.Duration.Round(10*time.Millisecond))
-	}
-	if env.cp != nil {
-		mem := env.cp.MemoryMiB()
-		var parts []string
-		sum := 0
-		for name, mib := range mem {
-			parts = append(parts, fmt.Sprintf("%s %d", name, mib))
-			sum += mib
-		}
-		sort.Strings(parts)
-		fmt.Printf("  memory at the end: %d MiB (%s)\n", sum, strings.Join(parts, ", "))
-	}
-	fmt.Printf("  whole run including start-up: %s\n", total.Round(time.Second))
-	fmt.Printf("e2e-kai: %d passed, %d failed, %d skipped\n", counts["PASS"], counts["FAIL"], counts["SKIP"])
+	kaiwork.PrintReport(os.Stdout, "e2e-kai", "tenancy e2e KAI report", env.skip, env.cp, env.kai, &report, total)
 }

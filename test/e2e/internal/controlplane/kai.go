@@ -35,6 +35,9 @@ type KAIOptions struct {
 	Dir string
 	// Log receives progress lines.
 	Log io.Writer
+	// Shards are node pools (SchedulingShard partition label values): one
+	// more scheduler each, beside the default shard's (kai_shards.go).
+	Shards []string
 	// WithoutPodGroupController leaves KAI's podgroup controller out. It
 	// writes PodGroups' resource status (which the queue controller sums
 	// into the Queues' status) and nothing KAI's scheduler, binder or
@@ -287,6 +290,9 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 				return nil, err
 			}
 		}
+	}
+	if err := cp.startKAIShards(ctx, base, opts.Shards, kenv["scheduler"]); err != nil {
+		return nil, err
 	}
 	cp.StartupTime = time.Since(began)
 	fmt.Fprintf(logw, "kai: control plane and KAI Scheduler ready in %s (state and logs in %s)\n", cp.StartupTime.Round(time.Millisecond), opts.Dir)
