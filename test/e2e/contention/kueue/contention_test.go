@@ -1,0 +1,96 @@
+package kueue
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/contentioncheck"
+)
+
+// Each check is one agreement: explain's scenarios without --busy (each
+// team alone, all busy) and with each busy set, run in the real Kueue.
+
+// TestContentionReference: the root tenancy.toml. Every outcome is decided
+// (training and research borrow only from each other, inference lends
+// nothing), so each count must equal explain's.
+func TestContentionReference(t *testing.T) {
+	begin(t)
+	prove(t, "tenancy.toml", [][]string{{"training", "research"}, {"research", "inference"}})
+}
+
+// TestContentionDepartments: examples/departments, two department Cohorts
+// and a team in the pool. Busy "science" (a department stands for its
+// teams) has ranges inside the department; physics, ads and platform busy
+// are decided across the tree (surplus, department lending and borrowing
+// limits); all busy has ranges everywhere but the guarantees.
+func TestContentionDepartments(t *testing.T) {
+	begin(t)
+	prove(t, filepath.Join("examples", "departments", "tenancy.toml"), [][]string{{"science"}, {"physics", "ads", "platform"}})
+}
+
+// TestContentionThreeTeams: testdata/contention-three.toml, three teams
+// with different lendable and borrow and weights Kueue ignores without
+// fair sharing: b and c busy and a and b busy are decided by the limits,
+// a and c busy is a first-come range the weights do not narrow.
+func TestContentionThreeTeams(t *testing.T) {
+	begin(t)
+	prove(t, filepath.Join("test", "e2e", "testdata", "contention-three.toml"), [][]string{{"b", "c"}, {"a", "b"}, {"a", "c"}})
+}
+
+// prove applies the agreement at file (relative to the repository root)
+// and runs every scenario of explain --contention on it, the busy sets'
+// after the alone and all-busy ones.
+func prove(t *testing.T, file string, busySets [][]string) {
+	t.Helper()
+	queues := useAgreement(t, file)
+	ctx := ctxFor(t)
+	r, err := contentioncheck.Explain(ctx, env.tenancy, env.repoRoot, file, "kueue", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios := contentioncheck.Scenarios(r)
+	for _, busy := range busySets {
+		r, err := contentioncheck.Explain(ctx, env.tenancy, env.repoRoot, file, "kueue", busy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := contentioncheck.BusyScenario(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, s)
+	}
+	for _, s := range scenarios {
+		t.Run(strings.ReplaceAll(s.Name, " ", "_"), func(t *testing.T) {
+			runScenario(t, queues, s)
+		})
+	}
+}
+
+// runScenario floods the busy teams' queues, waits until Kueue's
+// admissions are stable, compares the admitted counts with explain's and
+// clears the Jobs.
+func runScenario(t *testing.T, queues map[string]teamQueue, s contentioncheck.Scenario) {
+	t.Cleanup(func() { clearJobs(t, queues) })
+	n := flood(t, queues, s.Busy)
+	got := waitStable(t, queues, s.Busy, n)
+	lines, ok := contentioncheck.Compare(s, got)
+	t.Logf("%s, admitted by Kueue against explain --contention:\n  %s", s.Name, strings.Join(lines, "\n  "))
+	if !ok {
+		t.Errorf("Kueue's admissions differ from explain --contention (%s)\n%s", s.Name, clusterState(context.Background()))
+	}
+}
+
+// teamQueue is where a team submits: its namespace and LocalQueue, and
+// the most its ClusterQueue can ever admit (nominal quota plus borrowing
+// limit over its flavors), read from the render so that a flood's size
+// does not rest on explain's numbers.
+type teamQueue struct {
+	ns, queue string
+	reach     int64
+}
+
+func (q teamQueue) String() string { return fmt.Sprintf("%s/%s (reach %d)", q.ns, q.queue, q.reach) }
