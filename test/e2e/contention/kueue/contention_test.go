@@ -40,6 +40,27 @@ func TestContentionThreeTeams(t *testing.T) {
 	prove(t, filepath.Join("test", "e2e", "testdata", "contention-three.toml"), [][]string{{"b", "c"}, {"a", "b"}, {"a", "c"}})
 }
 
+// TestContentionReclaimWait: testdata/reclaim-wait.toml, where research
+// (reclaim = "wait", Kueue's reclaimWithinCohort Never) lends all its 8.
+// Every team busy, once together and once with the borrower training
+// first: research cannot take back what training borrowed while
+// training's Jobs run, so what each runs depends on who came first.
+func TestContentionReclaimWait(t *testing.T) {
+	begin(t)
+	file := filepath.Join("test", "e2e", "testdata", "reclaim-wait.toml")
+	queues := useAgreement(t, file)
+	r, err := contentioncheck.Explain(ctxFor(t), env.tenancy, env.repoRoot, file, "kueue", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := contentioncheck.Scenarios(r)
+	s := all[len(all)-1]
+	t.Run("all_busy", func(t *testing.T) { runScenario(t, queues, s) })
+	t.Run("all_busy_training_first", func(t *testing.T) {
+		runScenario(t, queues, s, []string{"training"}, []string{"research", "inference"})
+	})
+}
+
 // prove applies the agreement at file (relative to the repository root)
 // and runs every scenario of explain --contention on it, the busy sets'
 // after the alone and all-busy ones.
@@ -72,11 +93,22 @@ func prove(t *testing.T, file string, busySets [][]string) {
 
 // runScenario floods the busy teams' queues, waits until Kueue's
 // admissions are stable, compares the admitted counts with explain's and
-// clears the Jobs.
-func runScenario(t *testing.T, queues map[string]teamQueue, s contentioncheck.Scenario) {
+// clears the Jobs. With waves, the busy teams arrive in that order instead
+// of together, each wave once the one before has settled: explain's
+// decided numbers must hold whatever the order of arrival.
+func runScenario(t *testing.T, queues map[string]teamQueue, s contentioncheck.Scenario, waves ...[]string) {
 	t.Cleanup(func() { clearJobs(t, queues) })
-	n := flood(t, queues, s.Busy)
-	got := waitStable(t, queues, s.Busy, n)
+	if len(waves) == 0 {
+		waves = [][]string{s.Busy}
+	}
+	n := 0
+	var arrived []string
+	var got map[contentioncheck.Key]int64
+	for _, wave := range waves {
+		n += flood(t, queues, wave)
+		arrived = append(arrived, wave...)
+		got = waitStable(t, queues, arrived, n)
+	}
 	lines, ok := contentioncheck.Compare(s, got)
 	t.Logf("%s, admitted by Kueue against explain --contention:\n  %s", s.Name, strings.Join(lines, "\n  "))
 	if !ok {
