@@ -93,11 +93,14 @@ test-argocd: skipreport
 # (1.6 of 2 busy on average), so the run stays as long as the KAI suite
 # (12 min 42 s measured, against 14 min with -p 2 and the fleet suite
 # waiting for a slot).
+# ./contention/kueue/ proves explain --contention against the real Kueue
+# (issue 31): a control plane of its own, about three minutes, so it runs
+# beside the long suites too.
 # ./internal/controlplane/ is one check of seconds: a killed test process
 # leaves no etcd or kube-apiserver behind (docs/decisions.md, envtest).
 e2e:
 	cd test/e2e && $(GO) run ./cmd/e2e-binaries
-	cd test/e2e && $(GO) test -v -count=1 -p 3 -timeout 75m ./kai/ . ./multikueue/ ./monitoring/ ./internal/controlplane/
+	cd test/e2e && $(GO) test -v -count=1 -p 3 -timeout 75m ./kai/ . ./multikueue/ ./contention/kueue/ ./monitoring/ ./internal/controlplane/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a

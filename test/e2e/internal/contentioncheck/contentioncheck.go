@@ -114,14 +114,15 @@ func Scenarios(r *Report) []Scenario {
 	return append(out, scenario(r, "all busy", teams, func(o Outcome) Share { return o.AllBusy }))
 }
 
-// BusyScenario is the scenario of a report with --busy: the teams it
-// names busy (a department's name stands for its teams), the rest idle.
-func BusyScenario(r *Report) (Scenario, error) {
+// BusyScenario is the scenario of a report with --busy asked: the teams
+// the report names busy (a department's name in asked stands for its
+// teams), the rest idle.
+func BusyScenario(r *Report, asked []string) (Scenario, error) {
 	if len(r.Busy) == 0 {
 		return Scenario{}, fmt.Errorf("the %s report has no busy set", r.Backend)
 	}
 	var missing []string
-	s := scenario(r, "busy "+strings.Join(r.Busy, ","), r.Busy, func(o Outcome) Share {
+	s := scenario(r, "busy "+strings.Join(asked, ","), r.Busy, func(o Outcome) Share {
 		if o.Busy == nil {
 			missing = append(missing, o.Team)
 			return Share{}

@@ -55,7 +55,7 @@ func TestScenarios(t *testing.T) {
 	if diff := cmp.Diff(want, Scenarios(r)); diff != "" {
 		t.Errorf("(-want,+got)\n%s", diff)
 	}
-	if _, err := BusyScenario(r); err == nil {
+	if _, err := BusyScenario(r, []string{"a"}); err == nil {
 		t.Error("BusyScenario of a report without a busy set: no error")
 	}
 }
