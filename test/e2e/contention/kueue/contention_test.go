@@ -19,7 +19,6 @@ import (
 // comes first and borrows training's lent 8: training takes them back
 // (reclaimWithinCohort Any), so the order changes nothing.
 func TestContentionReference(t *testing.T) {
-	begin(t)
 	prove(t, "tenancy.toml", [][]string{{"training", "research"}, {"research", "inference"}},
 		arrival{"all busy", [][]string{{"research"}, {"training", "inference"}}})
 }
@@ -30,7 +29,6 @@ func TestContentionReference(t *testing.T) {
 // are decided across the tree (surplus, department lending and borrowing
 // limits); all busy has ranges everywhere but the guarantees.
 func TestContentionDepartments(t *testing.T) {
-	begin(t)
 	prove(t, filepath.Join("examples", "departments", "tenancy.toml"), [][]string{{"science"}, {"physics", "ads", "platform"}})
 }
 
@@ -39,7 +37,6 @@ func TestContentionDepartments(t *testing.T) {
 // fair sharing: b and c busy and a and b busy are decided by the limits,
 // a and c busy is a first-come range the weights do not narrow.
 func TestContentionThreeTeams(t *testing.T) {
-	begin(t)
 	prove(t, filepath.Join("test", "e2e", "testdata", "contention-three.toml"), [][]string{{"b", "c"}, {"a", "b"}, {"a", "c"}})
 }
 
@@ -52,7 +49,7 @@ func TestContentionThreeTeams(t *testing.T) {
 // sets are the reference's, which TestContentionReference covers, and
 // all busy at once lands anywhere in the ranges.
 func TestContentionReclaimWait(t *testing.T) {
-	begin(t)
+	report.Begin(t, env.cp, env.startErr, 2000)
 	file := filepath.Join("test", "e2e", "testdata", "reclaim-wait.toml")
 	queues := useAgreement(t, file)
 	r, err := contentioncheck.Explain(ctxFor(t), env.tenancy, env.repoRoot, file, "kueue", nil)
@@ -90,6 +87,7 @@ func run(t *testing.T, queues map[string]teamQueue, s contentioncheck.Scenario, 
 // given for it.
 func prove(t *testing.T, file string, busySets [][]string, arrivals ...arrival) {
 	t.Helper()
+	report.Begin(t, env.cp, env.startErr, 2000)
 	queues := useAgreement(t, file)
 	ctx := ctxFor(t)
 	r, err := contentioncheck.Explain(ctx, env.tenancy, env.repoRoot, file, "kueue", nil)

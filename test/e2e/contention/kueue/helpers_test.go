@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
-	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,8 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/await"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/contentioncheck"
@@ -30,34 +26,27 @@ import (
 
 type unstructuredObj = unstructured.Unstructured
 
-const (
-	// eventually bounds the waits for objects to appear or go; settling
-	// bounds a whole scenario's admissions (a flood of about a hundred
-	// Jobs with preemptions, on a loaded machine).
-	eventually = 30 * time.Second
-	settling   = 90 * time.Second
-	poll       = 200 * time.Millisecond
-	// quiet is how long the admitted counts must stay unchanged, with
-	// every Workload considered and no eviction under way, before they
-	// are read as Kueue's answer.
-	quiet = 2 * time.Second
+// settling bounds a whole scenario's admissions (a flood of about a
+// hundred Jobs with preemptions, on a loaded machine); quiet is how long
+// the admitted counts must stay unchanged, with every Workload considered
+// and no eviction under way, before they are read as Kueue's answer.
+const settling, quiet = 90 * time.Second, 2 * time.Second
 
-	queueKey = "kueue.x-k8s.io/queue-name"
-)
+const queueKey = "kueue.x-k8s.io/queue-name"
 
-var (
-	cqGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
-	wlGVR       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
-	deleteInBkg = metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
-)
+var kueueAPI = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+
+// background deletes a Job's pods after it, not before.
+var background = metav1.DeletePropagationBackground
+
+// waits bound the waits for objects to appear or go.
+var waits = await.Waits{Timeout: 30 * time.Second, Interval: 200 * time.Millisecond, State: clusterState}
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
-
-var waits = await.Waits{Timeout: eventually, Interval: poll, State: clusterState}
 
 // applied is the render in force, deleted before the next agreement is
 // applied.
@@ -81,7 +70,7 @@ func useAgreement(t *testing.T, file string) map[string]teamQueue {
 	controlplane.Parallel(len(doomed), func(i int) {
 		res, err := env.cp.Applier.Resource(doomed[i])
 		if err == nil {
-			err = res.Delete(ctx, doomed[i].GetName(), metav1.DeleteOptions{})
+			err = res.Delete(ctx, doomed[i].GetName(), metav1.DeleteOptions{PropagationPolicy: &background})
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs[i] = fmt.Errorf("delete %s: %w", controlplane.Describe(doomed[i]), err)
@@ -118,7 +107,7 @@ func useAgreement(t *testing.T, file string) map[string]teamQueue {
 			queues[cq] = q
 		case "ClusterQueue":
 			q := queues[o.GetName()]
-			q.reach = reach(o)
+			q.reach = reach(o.Object["spec"])
 			queues[o.GetName()] = q
 			waitActive(t, o.GetName())
 		}
@@ -149,31 +138,28 @@ func render(t *testing.T, file string) []*unstructuredObj {
 }
 
 // reach is the most a ClusterQueue admits of GPUs: per flavor its nominal
-// quota and borrowing limit (without one, it could borrow the whole pool:
-// nominal plus everyone's, which no render of tenancy leaves open; then
-// the flood is what the check's error says).
-func reach(cq *unstructuredObj) int64 {
+// quota and borrowing limit, summed over the GPU entries of its spec
+// wherever they sit. Every render of tenancy sets both; without a
+// borrowing limit the flood is too small, which waitStable reports.
+func reach(v any) int64 {
 	var n int64
-	groups, _, _ := unstructured.NestedSlice(cq.Object, "spec", "resourceGroups")
-	for _, g := range groups {
-		flavors, _, _ := unstructured.NestedSlice(g.(map[string]any), "flavors")
-		for _, f := range flavors {
-			rs, _, _ := unstructured.NestedSlice(f.(map[string]any), "resources")
-			for _, r := range rs {
-				rm := r.(map[string]any)
-				if rm["name"] == string(workload.GPU) {
-					n += quantity(rm["nominalQuota"]) + quantity(rm["borrowingLimit"])
-				}
-			}
+	switch x := v.(type) {
+	case map[string]any:
+		if x["name"] == string(workload.GPU) && x["nominalQuota"] != nil {
+			return quantity(x["nominalQuota"]) + quantity(x["borrowingLimit"])
+		}
+		for _, c := range x {
+			n += reach(c)
+		}
+	case []any:
+		for _, c := range x {
+			n += reach(c)
 		}
 	}
 	return n
 }
 
 func quantity(v any) int64 {
-	if v == nil {
-		return 0
-	}
 	q, err := resource.ParseQuantity(fmt.Sprint(v))
 	if err != nil {
 		return 0
@@ -186,7 +172,7 @@ func quantity(v any) int64 {
 func waitActive(t *testing.T, name string) {
 	t.Helper()
 	waits.Until(t, ctxFor(t), "ClusterQueue "+name+" active", func(ctx context.Context) (bool, string) {
-		cq, err := env.cp.Dynamic.Resource(cqGVR).Get(ctx, name, metav1.GetOptions{})
+		cq, err := env.cp.Dynamic.Resource(kueueAPI.WithResource("clusterqueues")).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -239,11 +225,12 @@ func flood(t *testing.T, queues map[string]teamQueue, busy []string) int {
 		// policies through an informer: right after an agreement is
 		// applied it may refuse with the previous one's data; such a
 		// refusal is retried, any other error fails.
-		var err error
-		_ = wait.PollUntilContextTimeout(ctx, poll, eventually, true, func(ctx context.Context) (bool, error) {
+		deadline := time.Now().Add(waits.Timeout)
+		_, err := env.cp.Kube.BatchV1().Jobs(q.ns).Create(ctx, job, metav1.CreateOptions{})
+		for err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy") && time.Now().Before(deadline) {
+			time.Sleep(waits.Interval)
 			_, err = env.cp.Kube.BatchV1().Jobs(q.ns).Create(ctx, job, metav1.CreateOptions{})
-			return err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy"), nil
-		})
+		}
 		if err != nil {
 			failed.CompareAndSwap(nil, fmt.Errorf("create Job %s/%s: %w", q.ns, job.Name, err))
 		}
@@ -267,17 +254,16 @@ type admission struct {
 }
 
 func readAdmission(ctx context.Context) (admission, error) {
-	list, err := env.cp.Dynamic.Resource(wlGVR).List(ctx, metav1.ListOptions{})
+	list, err := env.cp.Dynamic.Resource(kueueAPI.WithResource("workloads")).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return admission{}, err
 	}
 	a := admission{admitted: map[contentioncheck.Key]int64{}, pending: map[string]int{}, total: len(list.Items)}
 	for i := range list.Items {
 		w := &list.Items[i]
-		reserved, evicted := condition(w, "QuotaReserved"), condition(w, "Evicted")
-		switch reserved {
-		case "True":
-			if evicted == "True" {
+		switch {
+		case controlplane.HasCondition(w, "QuotaReserved", "True"):
+			if controlplane.HasCondition(w, "Evicted", "True") {
 				a.evicting++
 			}
 			cq, _, _ := unstructured.NestedString(w.Object, "status", "admission", "clusterQueue")
@@ -291,25 +277,13 @@ func readAdmission(ctx context.Context) (admission, error) {
 				}
 				a.admitted[contentioncheck.Key{Team: cq, Flavor: flavor}] += count
 			}
-		case "False":
+		case controlplane.HasCondition(w, "QuotaReserved", "False"):
 			a.pending[w.GetNamespace()]++
 		default:
 			a.unconsidered++
 		}
 	}
 	return a, nil
-}
-
-func condition(w *unstructuredObj, typ string) string {
-	conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
 }
 
 // waitStable waits until Kueue's admissions are stable: a Workload for
@@ -319,6 +293,7 @@ func condition(w *unstructuredObj, typ string) string {
 func waitStable(t *testing.T, queues map[string]teamQueue, busy []string, n int) map[contentioncheck.Key]int64 {
 	t.Helper()
 	var last admission
+	began := time.Now()
 	var since time.Time
 	waits.UntilWithin(t, ctxFor(t), settling, "Kueue's admissions stable", func(ctx context.Context) (bool, string) {
 		a, err := readAdmission(ctx)
@@ -333,6 +308,7 @@ func waitStable(t *testing.T, queues map[string]teamQueue, busy []string, n int)
 		saw := fmt.Sprintf("%d of %d Workloads, %d not yet considered, %d being evicted, admitted %v", a.total, n, a.unconsidered, a.evicting, a.admitted)
 		return settled && time.Since(since) >= quiet, saw
 	})
+	t.Logf("%d Jobs of %v: admissions settled after %s, stable for %s", n, busy, since.Sub(began).Round(10*time.Millisecond), quiet)
 	for _, team := range busy {
 		if last.pending[queues[team].ns] == 0 {
 			t.Errorf("busy team %s has no Job left pending: its flood of %d was not more than Kueue admits", team, queues[team].reach+1)
@@ -348,15 +324,15 @@ func clearJobs(t *testing.T, queues map[string]teamQueue) {
 	t.Helper()
 	ctx := ctxFor(t)
 	for _, q := range queues {
-		if err := env.cp.Kube.BatchV1().Jobs(q.ns).DeleteCollection(ctx, deleteInBkg, metav1.ListOptions{}); err != nil {
+		if err := env.cp.Kube.BatchV1().Jobs(q.ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil {
 			t.Fatalf("delete the Jobs in %s: %v", q.ns, err)
 		}
-		if err := env.cp.Dynamic.Resource(wlGVR).Namespace(q.ns).DeleteCollection(ctx, deleteInBkg, metav1.ListOptions{}); err != nil {
+		if err := env.cp.Dynamic.Resource(kueueAPI.WithResource("workloads")).Namespace(q.ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil {
 			t.Fatalf("delete the Workloads in %s: %v", q.ns, err)
 		}
 	}
 	waits.Until(t, ctx, "no Workloads left", func(ctx context.Context) (bool, string) {
-		list, err := env.cp.Dynamic.Resource(wlGVR).List(ctx, metav1.ListOptions{})
+		list, err := env.cp.Dynamic.Resource(kueueAPI.WithResource("workloads")).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -364,40 +340,12 @@ func clearJobs(t *testing.T, queues map[string]teamQueue) {
 	})
 }
 
-// clusterState summarizes, for a failure, each ClusterQueue's GPU usage
-// and the Workloads per namespace and condition.
+// clusterState summarizes, for a failure, what readAdmission sees.
 func clusterState(ctx context.Context) string {
-	var lines []string
-	cqs, err := env.cp.Dynamic.Resource(cqGVR).List(ctx, metav1.ListOptions{})
+	a, err := readAdmission(ctx)
 	if err != nil {
 		return "cluster state: " + err.Error()
 	}
-	for _, cq := range cqs.Items {
-		fls, _, _ := unstructured.NestedSlice(cq.Object, "status", "flavorsReservation")
-		var parts []string
-		for _, f := range fls {
-			fm, _ := f.(map[string]any)
-			rs, _ := fm["resources"].([]any)
-			for _, r := range rs {
-				rm, _ := r.(map[string]any)
-				if rm["name"] == string(workload.GPU) {
-					parts = append(parts, fmt.Sprintf("%v total %v borrowed %v", fm["name"], rm["total"], rm["borrowed"]))
-				}
-			}
-		}
-		lines = append(lines, fmt.Sprintf("  ClusterQueue %s: %s", cq.GetName(), strings.Join(parts, ", ")))
-	}
-	list, err := env.cp.Dynamic.Resource(wlGVR).List(ctx, metav1.ListOptions{})
-	if err == nil {
-		counts := map[string]int{}
-		for i := range list.Items {
-			w := &list.Items[i]
-			counts[fmt.Sprintf("  Workloads in %s QuotaReserved=%s Evicted=%s", w.GetNamespace(), condition(w, "QuotaReserved"), condition(w, "Evicted"))]++
-		}
-		for _, k := range slices.Sorted(maps.Keys(counts)) {
-			lines = append(lines, fmt.Sprintf("%s: %d", k, counts[k]))
-		}
-	}
-	sort.Strings(lines[:len(cqs.Items)])
-	return "cluster state:\n" + strings.Join(lines, "\n")
+	return fmt.Sprintf("cluster state: %d Workloads, %d not yet considered, %d being evicted; GPUs admitted per team and flavor %v; pending per namespace %v",
+		a.total, a.unconsidered, a.evicting, a.admitted, a.pending)
 }

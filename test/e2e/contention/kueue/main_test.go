@@ -27,33 +27,37 @@ import (
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 )
 
-// env is the running control plane and the tenancy binary. Checks run one
-// after the other: each applies its agreement (useAgreement) and clears
-// its Jobs between scenarios.
+const suiteName = "e2e-contention-kueue"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	suite := checkreport.Suite{Name: suiteName, Keep: *keep, Report: printReport}
+	suite.SetUp = func(ctx context.Context, dir string) (func(), error) {
+		env.startErr = setUp(ctx, dir)
+		return stopControlPlane, env.startErr
+	}
+	os.Exit(checkreport.Main(m, suite))
+}
+
+// env is what the checks share. They run one after the other: each
+// applies its agreement (useAgreement) and clears its Jobs between
+// scenarios.
 var env struct {
+	// tenancy is the binary under test, repoRoot where it runs.
+	tenancy, repoRoot string
+	// cp is the control plane, kueue its Kueue's version, startErr why
+	// it did not start.
 	cp       *controlplane.ControlPlane
-	tenancy  string
-	repoRoot string
-	kueue    string // its version
+	kueue    string
 	startErr error
 }
 
 var keep = flag.Bool("keep", false, "keep the temporary directory (state and logs) after the run")
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(checkreport.Main(m, checkreport.Suite{
-		Name: "e2e-contention-kueue",
-		Keep: *keep,
-		SetUp: func(ctx context.Context, dir string) (func(), error) {
-			env.startErr = setUp(ctx, dir)
-			if env.cp == nil {
-				return nil, env.startErr
-			}
-			return env.cp.Stop, env.startErr
-		},
-		Report: printReport,
-	}))
+func stopControlPlane() {
+	if env.cp != nil {
+		env.cp.Stop()
+	}
 }
 
 func setUp(ctx context.Context, dir string) error {
@@ -74,37 +78,21 @@ func setUp(ctx context.Context, dir string) error {
 	if env.tenancy, err = binaries.Tenancy(ctx, env.repoRoot, dir); err != nil {
 		return err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{
-		Binaries: bins.Paths,
-		KueueDir: bins.KueueDir,
-		Dir:      dir,
-		Log:      os.Stderr,
-	})
+	env.cp, err = controlplane.Start(ctx, controlplane.Options{Binaries: bins.Paths, KueueDir: bins.KueueDir, Dir: dir, Log: os.Stderr})
 	if err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
-	env.cp = cp
 	return nil
 }
 
+// report holds each check's outcome; every check begins with
+// report.Begin.
 var report checkreport.Report
 
-// begin starts a check (checkreport.Report.Begin).
-func begin(t *testing.T) {
-	t.Helper()
-	report.Begin(t, env.cp, env.startErr, 2000)
-}
-
 func printReport(total time.Duration) {
-	records, counts := report.Records()
-	fmt.Println()
-	fmt.Printf("tenancy e2e contention report (Kueue %s)\n", env.kueue)
+	var setUp []string
 	if env.cp != nil {
-		fmt.Printf("  control plane start-up: %s\n", env.cp.StartupTime.Round(time.Millisecond))
+		setUp = append(setUp, "control plane start-up: "+env.cp.StartupTime.Round(time.Millisecond).String())
 	}
-	for _, r := range records {
-		fmt.Printf("  %-4s  %-56s %8s\n", r.Result, r.Name, r.Duration.Round(10*time.Millisecond))
-	}
-	fmt.Printf("  whole run including start-up: %s\n", total.Round(time.Second))
-	fmt.Printf("e2e-contention-kueue: %d passed, %d failed, %d skipped\n", counts["PASS"], counts["FAIL"], counts["SKIP"])
+	report.Print(os.Stdout, suiteName, "tenancy e2e contention report (Kueue "+env.kueue+")", setUp, total)
 }
