@@ -78,7 +78,7 @@ func setUp(ctx context.Context, dir string) error {
 	if env.tenancy, err = binaries.Tenancy(ctx, env.repoRoot, dir); err != nil {
 		return err
 	}
-	env.cp, err = controlplane.Start(ctx, controlplane.Options{Binaries: bins.Paths, KueueDir: bins.KueueDir, Dir: dir, Log: os.Stderr})
+	env.cp, err = controlplane.Start(ctx, controlplane.Options{Binaries: bins.Paths, KueueDir: bins.KueueDir, Dir: dir, Log: os.Stderr, NoJobPods: true})
 	if err != nil {
 		return fmt.Errorf("start control plane: %w", err)
 	}
