@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,6 +254,21 @@ func TestCompute(t *testing.T) {
 				"search":   {8, "16", "8-16", "", ""},
 				"ads":      {8, "12", "8-12", "", ""},
 				"platform": {8, "12", "4-12", "", ""},
+			},
+		},
+		// physics (science, lends 4 of its 16) reclaims with "wait": all
+		// busy, its 4 stay in science's Cohort beside the surplus, first
+		// come: physics is sure of 12 and may reach 24 (its 4 back and its
+		// borrow 8 of the 12 science can reach); genomics may take those 4
+		// too: 16-28.
+		"kueue: reclaim wait inside a department": {
+			src: strings.Replace(departments, "[teams.physics]\n", "[teams.physics]\nreclaim = \"wait\"\n", 1), backend: gpu.Kueue, flavor: "h100",
+			want: map[string]row{
+				"genomics": {16, "32", "16-28", "", ""},
+				"physics":  {16, "24", "12-24", "", ""},
+				"search":   {8, "16", "8-16", "", ""},
+				"ads":      {8, "12", "8-12", "", ""},
+				"platform": {8, "12", "8-12", "", ""},
 			},
 		},
 		// The windows issue's agreement on a Monday afternoon: inference
