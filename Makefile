@@ -2,7 +2,7 @@
 #
 #   make test    unit, golden and wrapper tests (kustomize and Argo CD end to end)
 #   make e2e     the agreement in a real kube-apiserver + Kueue, a fleet of three through
-#                MultiKueue, the monitoring rules and tenancy report with real Prometheus
+#                MultiKueue, explain --contention against Kueue's admissions, the monitoring rules and tenancy report with real Prometheus
 #                and promtool, and the KAI render in the real KAI Scheduler built from
 #                ../shared/src (builds them once, cached)
 #   make e2e-argocd  the Argo CD loop: a commit to tenancy.toml synced by Argo CD
