@@ -29,8 +29,10 @@ type unstructuredObj = unstructured.Unstructured
 // settling bounds a whole scenario's admissions (a flood of about a
 // hundred Jobs with preemptions, on a loaded machine); quiet is how long
 // the admitted counts must stay unchanged, with every Workload considered
-// and no eviction under way, before they are read as Kueue's answer.
-const settling, quiet = 90 * time.Second, 2 * time.Second
+// and no eviction under way, before they are read as Kueue's answer, and
+// recheck how long they must before a mismatch is believed: a Kueue
+// slowed by a loaded machine may still be moving after quiet.
+const settling, quiet, recheck = 90 * time.Second, 2 * time.Second, 6 * time.Second
 
 const queueKey = "kueue.x-k8s.io/queue-name"
 
@@ -290,7 +292,7 @@ func readAdmission(ctx context.Context) (admission, error) {
 // each of the n Jobs, every one considered, no eviction under way, and
 // the admitted counts unchanged for the quiet period. It fails when a busy
 // team has nothing left pending: its flood was not more than it can get.
-func waitStable(t *testing.T, queues map[string]teamQueue, busy []string, n int) map[contentioncheck.Key]int64 {
+func waitStable(t *testing.T, queues map[string]teamQueue, busy []string, n int, quiet time.Duration) map[contentioncheck.Key]int64 {
 	t.Helper()
 	var last admission
 	began := time.Now()
