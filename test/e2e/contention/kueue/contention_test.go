@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/contentioncheck"
 )
 
@@ -59,6 +61,29 @@ func TestContentionReclaimWait(t *testing.T) {
 	all := contentioncheck.Scenarios(r)
 	s := all[len(all)-1]
 	run(t, queues, s, arrival{s.Name, [][]string{{"training"}, {"research", "inference"}}})
+}
+
+// TestContentionMultiFlavor: examples/multi-flavor, two flavors of two
+// resources (h100 whole GPUs, a100-mig 1g.10gb slices), each busy team
+// flooding each resource its ClusterQueue has, counted per team and
+// flavor. Notebooks and inference busy, notebooks first: on h100
+// notebooks borrows 4 of the idle teams' lent GPUs (decided); on a100-mig
+// inference reclaims with "wait", so notebooks keeps inference's lent 14
+// (explain: inference 14-28, notebooks 28-42; Kueue 14 and 42).
+func TestContentionMultiFlavor(t *testing.T) {
+	report.Begin(t, env.cp, env.startErr, 2000)
+	file := filepath.Join("examples", "multi-flavor", "tenancy.toml")
+	queues := useAgreement(t, file)
+	busy := []string{"notebooks", "inference"}
+	r, err := contentioncheck.Explain(ctxFor(t), env.tenancy, env.repoRoot, file, "kueue", busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := contentioncheck.BusyScenario(r, busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, queues, s, arrival{s.Name, [][]string{{"notebooks"}, {"inference"}}})
 }
 
 // arrival runs a scenario again with its busy teams arriving in waves.
@@ -152,7 +177,7 @@ func runScenario(t *testing.T, queues map[string]teamQueue, s contentioncheck.Sc
 // does not rest on explain's numbers.
 type teamQueue struct {
 	ns, queue string
-	reach     int64
+	reach     map[corev1.ResourceName]int64
 }
 
-func (q teamQueue) String() string { return fmt.Sprintf("%s/%s (reach %d)", q.ns, q.queue, q.reach) }
+func (q teamQueue) String() string { return fmt.Sprintf("%s/%s (reach %v)", q.ns, q.queue, q.reach) }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,7 +111,8 @@ func useAgreement(t *testing.T, file string) map[string]teamQueue {
 			queues[cq] = q
 		case "ClusterQueue":
 			q := queues[o.GetName()]
-			q.reach = reach(o.Object["spec"])
+			q.reach = map[corev1.ResourceName]int64{}
+			reach(o.Object["spec"], q.reach)
 			queues[o.GetName()] = q
 			waitActive(t, o.GetName())
 		}
@@ -139,26 +142,32 @@ func render(t *testing.T, file string) []*unstructuredObj {
 	return objs
 }
 
-// reach is the most a ClusterQueue admits of GPUs: per flavor its nominal
-// quota and borrowing limit, summed over the GPU entries of its spec
-// wherever they sit. Every render of tenancy sets both; without a
-// borrowing limit the flood is too small, which waitStable reports.
-func reach(v any) int64 {
-	var n int64
+// reach adds up, per GPU resource (any but cpu and memory), the most a
+// ClusterQueue admits: per flavor its nominal quota and borrowing limit,
+// wherever the entries sit in its spec. Every render of tenancy sets both;
+// without a borrowing limit the flood is too small, which waitStable
+// reports.
+func reach(v any, into map[corev1.ResourceName]int64) {
 	switch x := v.(type) {
 	case map[string]any:
-		if x["name"] == string(workload.GPU) && x["nominalQuota"] != nil {
-			return quantity(x["nominalQuota"]) + quantity(x["borrowingLimit"])
+		if name, _ := x["name"].(string); x["nominalQuota"] != nil {
+			// A resource the team can never use (0 and 0, as render
+			// writes every flavor of a group) is none of its floods: the
+			// guardrails refuse a Job that would wait forever.
+			n := quantity(x["nominalQuota"]) + quantity(x["borrowingLimit"])
+			if r := corev1.ResourceName(name); r != corev1.ResourceCPU && r != corev1.ResourceMemory && n > 0 {
+				into[r] += n
+			}
+			return
 		}
 		for _, c := range x {
-			n += reach(c)
+			reach(c, into)
 		}
 	case []any:
 		for _, c := range x {
-			n += reach(c)
+			reach(c, into)
 		}
 	}
-	return n
 }
 
 func quantity(v any) int64 {
@@ -190,14 +199,16 @@ func waitActive(t *testing.T, name string) {
 	})
 }
 
-// flood submits, for each busy team, one more 1-GPU Job than its
-// ClusterQueue can ever admit, the teams' Jobs interleaved and created a
-// few at a time, so no team is served first by construction. It returns
-// how many Jobs it created.
+// flood submits, for each busy team and each GPU resource of its
+// ClusterQueue, one more Job asking for 1 of it than the ClusterQueue can
+// ever admit, the teams' Jobs interleaved and created a few at a time, so
+// no team is served first by construction. It returns how many Jobs it
+// created.
 func flood(t *testing.T, queues map[string]teamQueue, busy []string) int {
 	t.Helper()
 	type sub struct {
 		team string
+		res  corev1.ResourceName
 		i    int64
 	}
 	var subs []sub
@@ -208,9 +219,11 @@ func flood(t *testing.T, queues map[string]teamQueue, busy []string) int {
 			if !ok {
 				t.Fatalf("busy team %s has no ClusterQueue in the render", team)
 			}
-			if i <= q.reach {
-				subs = append(subs, sub{team, i})
-				added = true
+			for _, res := range slices.Sorted(maps.Keys(q.reach)) {
+				if i <= q.reach[res] {
+					subs = append(subs, sub{team, res, i})
+					added = true
+				}
 			}
 		}
 		if !added {
@@ -222,7 +235,8 @@ func flood(t *testing.T, queues map[string]teamQueue, busy []string) int {
 	controlplane.Parallel(len(subs), func(k int) {
 		s := subs[k]
 		q := queues[s.team]
-		job := workload.JobOf(q.ns, fmt.Sprintf("flood-%d", s.i), map[string]string{queueKey: q.queue}, workload.GPUPodSpec(workload.GPU, 1))
+		name := fmt.Sprintf("flood-%s-%d", strings.NewReplacer("/", "-", ".", "-").Replace(string(s.res)), s.i)
+		job := workload.JobOf(q.ns, name, map[string]string{queueKey: q.queue}, workload.GPUPodSpec(s.res, 1))
 		// The API server's admission plugin reads the guardrails'
 		// policies through an informer: right after an agreement is
 		// applied it may refuse with the previous one's data; such a
@@ -247,7 +261,7 @@ func flood(t *testing.T, queues map[string]teamQueue, busy []string) int {
 type admission struct {
 	// admitted counts the GPUs holding quota per ClusterQueue (team) and
 	// flavor; pending the Workloads Kueue considered and left without
-	// quota, per namespace.
+	// quota, per namespace and GPU resource.
 	admitted map[contentioncheck.Key]int64
 	pending  map[string]int
 	// total, unconsidered and evicting count the Workloads, those Kueue
@@ -272,7 +286,7 @@ func readAdmission(ctx context.Context) (admission, error) {
 			psas, _, _ := unstructured.NestedSlice(w.Object, "status", "admission", "podSetAssignments")
 			for _, p := range psas {
 				m, _ := p.(map[string]any)
-				flavor, _, _ := unstructured.NestedString(m, "flavors", string(workload.GPU))
+				flavor, _, _ := unstructured.NestedString(m, "flavors", string(gpuOf(w)))
 				count, ok := m["count"].(int64)
 				if !ok {
 					count = 1
@@ -280,12 +294,30 @@ func readAdmission(ctx context.Context) (admission, error) {
 				a.admitted[contentioncheck.Key{Team: cq, Flavor: flavor}] += count
 			}
 		case controlplane.HasCondition(w, "QuotaReserved", "False"):
-			a.pending[w.GetNamespace()]++
+			a.pending[w.GetNamespace()+"/"+string(gpuOf(w))]++
 		default:
 			a.unconsidered++
 		}
 	}
 	return a, nil
+}
+
+// gpuOf is the GPU resource a flood's Workload asks for: the request of
+// its container that is neither cpu nor memory.
+func gpuOf(w *unstructuredObj) corev1.ResourceName {
+	sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+	for _, ps := range sets {
+		cs, _, _ := unstructured.NestedSlice(ps.(map[string]any), "template", "spec", "containers")
+		for _, c := range cs {
+			reqs, _, _ := unstructured.NestedMap(c.(map[string]any), "resources", "requests")
+			for r := range reqs {
+				if r != string(corev1.ResourceCPU) && r != string(corev1.ResourceMemory) {
+					return corev1.ResourceName(r)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // waitStable waits until Kueue's admissions are stable: a Workload for
@@ -312,8 +344,11 @@ func waitStable(t *testing.T, queues map[string]teamQueue, busy []string, n int,
 	})
 	t.Logf("%d Jobs of %v: admissions settled after %s, stable for %s", n, busy, since.Sub(began).Round(10*time.Millisecond), quiet)
 	for _, team := range busy {
-		if last.pending[queues[team].ns] == 0 {
-			t.Errorf("busy team %s has no Job left pending: its flood of %d was not more than Kueue admits", team, queues[team].reach+1)
+		q := queues[team]
+		for res, n := range q.reach {
+			if last.pending[q.ns+"/"+string(res)] == 0 {
+				t.Errorf("busy team %s has no Job asking for %s left pending: its flood of %d was not more than Kueue admits", team, res, n+1)
+			}
 		}
 	}
 	return last.admitted
