@@ -2,7 +2,7 @@
 #
 #   make test    unit, golden and wrapper tests (kustomize and Argo CD end to end)
 #   make e2e     the agreement in a real kube-apiserver + Kueue, a fleet of three through
-#                MultiKueue, the monitoring rules and tenancy report with real Prometheus
+#                MultiKueue, explain --contention against Kueue's admissions, the monitoring rules and tenancy report with real Prometheus
 #                and promtool, and the KAI render in the real KAI Scheduler built from
 #                ../shared/src (builds them once, cached)
 #   make e2e-argocd  the Argo CD loop: a commit to tenancy.toml synced by Argo CD
@@ -100,11 +100,14 @@ test-argocd: skipreport
 # ./contention/kai/ is the proof that explain --contention's KAI numbers are
 # KAI's (issue 31): a KAI control plane of its own, a few minutes, so it
 # takes the fleet suite's slot when that ends, beside the KAI suite.
+# ./contention/kueue/ proves explain --contention against the real Kueue
+# (issue 31): a control plane of its own, about three minutes, so it runs
+# beside the long suites too.
 # ./internal/controlplane/ is one check of seconds: a killed test process
 # leaves no etcd or kube-apiserver behind (docs/decisions.md, envtest).
 e2e:
 	cd test/e2e && $(GO) run ./cmd/e2e-binaries
-	cd test/e2e && $(GO) test -v -count=1 -p 3 -timeout 75m ./kai/ . ./kaipools/ ./multikueue/ ./contention/kai/ ./monitoring/ ./internal/controlplane/
+	cd test/e2e && $(GO) test -v -count=1 -p 3 -timeout 75m ./kai/ . ./kaipools/ ./multikueue/ ./contention/kueue/ ./contention/kai/ ./monitoring/ ./internal/controlplane/
 
 # e2e-argocd is the GitOps loop: Argo CD's application controller,
 # repo-server and CMP server (built once, cached) syncing tenancy.toml from a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,6 +269,51 @@ func TestCompute(t *testing.T) {
 				"a": {8, "16", "8", "0", ""},
 				"b": {8, "16", "8", "14", ""},
 				"c": {8, "16", "8", "10", ""},
+			},
+		},
+		// research lends all its 8 and reclaims with "wait" (Kueue's
+		// reclaimWithinCohort Never): with training busy too, training
+		// may have borrowed them first, and keeps them while its Jobs
+		// run. The e2e check TestContentionReclaimWait measured both
+		// ends: 8 and 16 when the floods arrive together, 0 and 24 when
+		// training's comes first.
+		"kueue: reclaim wait, as measured": {
+			src: readFile(t, "test", "e2e", "testdata", "reclaim-wait.toml"), backend: gpu.Kueue, busy: []string{"training", "research"}, flavor: "h100",
+			want: map[string]row{
+				"training":  {16, "24", "16-24", "16-24", ""},
+				"research":  {8, "16", "0-8", "0-8", ""},
+				"inference": {8, "8", "8", "0", ""},
+			},
+		},
+		// platform (in the pool, lends 4 of its 8) reclaims with "wait":
+		// all busy, its 4 join science's 8 in the pool's Cohort as first
+		// come, so platform is sure of 4 only and may take 8 (its 4 back
+		// and its borrow 4): 4-12; genomics may reach 12 of the 12
+		// (science's borrow 8 lets them in): 16-28. Alone, nobody holds
+		// what platform lent: 12 as with reclaim.
+		"kueue: reclaim wait in the pool beside departments": {
+			src: departments + "reclaim = \"wait\"\n", backend: gpu.Kueue, flavor: "h100",
+			want: map[string]row{
+				"genomics": {16, "32", "16-28", "", ""},
+				"physics":  {16, "24", "16-24", "", ""},
+				"search":   {8, "16", "8-16", "", ""},
+				"ads":      {8, "12", "8-12", "", ""},
+				"platform": {8, "12", "4-12", "", ""},
+			},
+		},
+		// physics (science, lends 4 of its 16) reclaims with "wait": all
+		// busy, its 4 stay in science's Cohort beside the surplus, first
+		// come: physics is sure of 12 and may reach 24 (its 4 back and its
+		// borrow 8 of the 12 science can reach); genomics may take those 4
+		// too: 16-28.
+		"kueue: reclaim wait inside a department": {
+			src: strings.Replace(departments, "[teams.physics]\n", "[teams.physics]\nreclaim = \"wait\"\n", 1), backend: gpu.Kueue, flavor: "h100",
+			want: map[string]row{
+				"genomics": {16, "32", "16-28", "", ""},
+				"physics":  {16, "24", "12-24", "", ""},
+				"search":   {8, "16", "8-16", "", ""},
+				"ads":      {8, "12", "8-12", "", ""},
+				"platform": {8, "12", "8-12", "", ""},
 			},
 		},
 		// The windows issue's agreement on a Monday afternoon: inference

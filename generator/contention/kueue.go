@@ -10,7 +10,7 @@ const kueueSource = "sigs.k8s.io/kueue v0.17.0, pkg/"
 // kueueRules are Kueue's rules as this file computes them, each with the
 // source it rests on (sigs.k8s.io/kueue v0.17.0, pkg/).
 var kueueRules = []string{
-	"kueue: a ClusterQueue always gets its nominalQuota (guaranteed) back: a team below it reclaims lent GPUs from borrowers (preemption.reclaimWithinCohort Any, scheduler/preemption/preemption.go:543-549); with reclaim = \"wait\" (Never) only as borrowers finish",
+	"kueue: a ClusterQueue always gets its nominalQuota (guaranteed) back: a team below it reclaims lent GPUs from borrowers (preemption.reclaimWithinCohort Any, scheduler/preemption/preemption.go:543-549); with reclaim = \"wait\" (Never) it preempts no borrower: what it lent is first come while borrowers' work runs, so only the part it never lends is sure (a range)",
 	"kueue: what a team may borrow is what the cohort tree makes available: the lendingLimit part of each idle team's guarantee, a department Cohort's nominalQuota (its surplus), capped by the team's borrowingLimit, by its department's borrowingLimit and by what the department lets leave (lendingLimit) (cache/scheduler/resource_node.go:63-71 localQuota, :104-118 available, :210-217 accumulateFromChild); capacity no team is guaranteed is in no ClusterQueue and never borrowed",
 	"kueue: fair sharing is off (tenancy renders fairSharing.weight, but Kueue reads it only when its Configuration enables fairSharing, which tenancy does not render): among borrowers the split of what is left to borrow is first come (workloads that borrow are ordered after those that do not, then by priority, then by creation time: scheduler/scheduler.go:793-830), and borrowWithinCohort Never keeps one borrower from preempting another; a range is the least and the most a team gets over every arrival order (the least: what the others cannot take, computed as a polymatroid's f(all) - f(all but the team))",
 	"kueue: a retiring team's ClusterQueue (stopPolicy HoldAndDrain) admits nothing, and its guarantee is still lent as agreed: a stopped ClusterQueue leaves the scheduler's snapshot (cache/scheduler/snapshot.go:178-181) while its quota stays in the Cohort (resource_node.go:194-197)",
@@ -26,7 +26,27 @@ type kueueTeam struct {
 	lent     int64
 	dept     int // index in the plan's departments; -1 in the pool
 	retiring bool
+	// wait is reclaim = "wait" (reclaimWithinCohort Never): the team
+	// takes back nothing a borrower holds, so its lent part is first
+	// come while it is busy, as an idle team's is.
+	wait bool
 }
+
+// held is what of a busy team's lent part is sure to come back: all of
+// it with reclaim, none without (borrowers keep it while their work
+// runs).
+func (t kueueTeam) held() int64 {
+	if t.wait {
+		return 0
+	}
+	return t.lent
+}
+
+// sure is the part of a busy team's guarantee no arrival order takes
+// away, and ask what it competes for beyond it: its borrow, and with
+// reclaim = "wait" its lent part too.
+func (t kueueTeam) sure() int64 { return t.g - t.lent + t.held() }
+func (t kueueTeam) ask() int64  { return t.b + t.lent - t.held() }
 
 // kueueDept is a department Cohort's numbers in one flavor.
 type kueueDept struct {
@@ -56,7 +76,7 @@ func newKueueFlavor(p *plan.Agreement, flavor string) kueueFlavor {
 	for i := range p.Teams {
 		t := &p.Teams[i]
 		q := t.Quota(flavor)
-		kt := kueueTeam{g: q.Guaranteed, l: q.Lendable, b: q.Borrow, lent: min(q.Guaranteed, q.Lendable), dept: -1, retiring: t.Retiring}
+		kt := kueueTeam{g: q.Guaranteed, l: q.Lendable, b: q.Borrow, lent: min(q.Guaranteed, q.Lendable), dept: -1, retiring: t.Retiring, wait: t.Reclaim == plan.ReclaimWait}
 		if t.Department != "" {
 			kt.dept = deptIndex[t.Department]
 			k.depts[kt.dept].subtree += kt.lent
@@ -98,7 +118,7 @@ func (k *kueueFlavor) scenario(busy []bool) *kueueScenario {
 	n := len(k.depts)
 	s := &kueueScenario{k: k, run: make([]bool, len(k.teams)),
 		room: make([]int64, n), free: make([]int64, n), asked: make([]int64, n), in: make([]int64, n), out: make([]int64, n)}
-	used := make([]int64, n) // the busy teams' lent parts, in use
+	used := make([]int64, n) // the busy teams' lent parts they are sure of, in use
 	s.pool = k.root
 	for i, t := range k.teams {
 		if !busy[i] || t.retiring {
@@ -106,12 +126,12 @@ func (k *kueueFlavor) scenario(busy []bool) *kueueScenario {
 		}
 		s.run[i] = true
 		if t.dept < 0 {
-			s.pool -= t.lent
-			s.outSum += t.b
+			s.pool -= t.held()
+			s.outSum += t.ask()
 			continue
 		}
-		used[t.dept] += t.lent
-		s.asked[t.dept] += t.b
+		used[t.dept] += t.held()
+		s.asked[t.dept] += t.ask()
 	}
 	for d, kd := range k.depts {
 		s.room[d] = kd.subtree + kd.borrow - used[d]
@@ -142,32 +162,34 @@ func (s *kueueScenario) total(without int) int64 {
 	}
 	t := s.k.teams[without]
 	if t.dept < 0 {
-		return s.inSum + min(s.pool, s.outSum-t.b)
+		return s.inSum + min(s.pool, s.outSum-t.ask())
 	}
 	d := t.dept
-	a := min(s.room[d], s.asked[d]-t.b)
+	a := min(s.room[d], s.asked[d]-t.ask())
 	in := min(a, s.free[d])
 	out := a - in
 	return s.inSum - s.in[d] + in + min(s.pool, s.outSum-s.out[d]+out)
 }
 
-// share is what busy team i runs: its guarantee, plus the most it borrows
-// when it comes first and the least when every other borrower came first.
+// share is what busy team i runs: the part of its guarantee it is sure
+// of, plus the most it takes of what is first come when it comes first
+// and the least when every other borrower came first.
 func (s *kueueScenario) share(i int) Share {
 	if !s.run[i] {
 		return Share{}
 	}
 	t := s.k.teams[i]
-	most := min(t.b, s.pool)
+	most := min(t.ask(), s.pool)
 	if t.dept >= 0 {
-		most = min(t.b, s.room[t.dept], s.free[t.dept]+s.pool)
+		most = min(t.ask(), s.room[t.dept], s.free[t.dept]+s.pool)
 	}
 	least := s.total(-1) - s.total(i)
-	return Share{Min: t.g + max(0, least), Max: t.g + max(0, most)}
+	return Share{Min: t.sure() + max(0, least), Max: t.sure() + max(0, most)}
 }
 
 // alone is scenario({i}).share(i) without building a scenario per team:
-// with no other borrower, the team takes the most it may.
+// with no other borrower, the team takes the most it may (its lent part
+// back first, whatever its reclaim: nobody else holds it).
 func (k *kueueFlavor) alone(i int) Share {
 	t := k.teams[i]
 	if t.retiring {

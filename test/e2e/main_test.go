@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -100,14 +99,8 @@ func setUp(ctx context.Context, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: binaries ready in %s (%s): %s\n", time.Since(t0).Round(time.Millisecond), cache, versions(bins))
 
-	if env.tenancy = os.Getenv(envTenancy); env.tenancy == "" {
-		env.tenancy = filepath.Join(dir, "tenancy")
-		build := exec.CommandContext(ctx, "go", "build", "-o", env.tenancy, "./cmd/tenancy")
-		build.Dir = env.repoRoot
-		build.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build tenancy: %w\n%s", err, out)
-		}
+	if env.tenancy, err = binaries.Tenancy(ctx, env.repoRoot, dir); err != nil {
+		return err
 	}
 	if !matrixRun {
 		// The other Kueue versions run their core checks in child

@@ -26,8 +26,8 @@ const (
 	// envKueueAPI is the --kueue-api the child renders with.
 	envKueueAPI = "TENANCY_E2E_KUEUE_API"
 	// envTenancy is the tenancy binary the parent built, so a child does
-	// not build it again.
-	envTenancy = "TENANCY_E2E_TENANCY"
+	// not build it again (binaries.Tenancy reads it).
+	envTenancy = binaries.EnvTenancy
 )
 
 // kueueAPI is the --kueue-api every Kueue render of this run uses ("" for

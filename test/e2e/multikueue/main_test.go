@@ -50,13 +50,10 @@ var workerParts = []string{"east", "west"}
 // short here so the lost-worker check takes seconds.
 const workerLostTimeout = 10 * time.Second
 
-// The environment the control-plane suite's runs share: a prebuilt tenancy
-// binary to use instead of building one, and another Kueue (a tools module
-// under test/e2e/tools) to run instead of the default one.
-const (
-	envTenancy    = "TENANCY_E2E_TENANCY"
-	envKueueTools = "TENANCY_E2E_KUEUE_TOOLS"
-)
+// envKueueTools names another Kueue (a tools module under test/e2e/tools)
+// to run instead of the default one, as the control-plane suite's runs do;
+// binaries.EnvTenancy a prebuilt tenancy binary.
+const envKueueTools = "TENANCY_E2E_KUEUE_TOOLS"
 
 // fleet is the running fleet, shared by every check. Checks run one after
 // the other and each starts from no Jobs and no Workloads anywhere
@@ -141,14 +138,8 @@ func setUp(ctx context.Context, dir string) error {
 	fleet.kueue = bins.Versions["kueue"]
 	fmt.Fprintf(os.Stderr, "e2e-multikueue: binaries ready in %s (kueue %s)\n", time.Since(t0).Round(time.Millisecond), bins.Versions["kueue"])
 
-	if fleet.tenancy = os.Getenv(envTenancy); fleet.tenancy == "" {
-		fleet.tenancy = filepath.Join(dir, "tenancy")
-		build := exec.CommandContext(ctx, "go", "build", "-o", fleet.tenancy, "./cmd/tenancy")
-		build.Dir = fleet.repoRoot
-		build.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build tenancy: %w\n%s", err, out)
-		}
+	if fleet.tenancy, err = binaries.Tenancy(ctx, fleet.repoRoot, dir); err != nil {
+		return err
 	}
 
 	// Every part is rendered before anything starts: a render that fails

@@ -8,6 +8,7 @@ package checkreport
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -146,4 +147,20 @@ func Main(m *testing.M, s Suite) int {
 	code = m.Run()
 	s.Report(time.Since(began))
 	return code
+}
+
+// Print writes the closing report: the title, the lines a suite adds
+// about its set-up, each check's outcome and time, the whole run's time
+// and the counts, prefixed with the suite's name.
+func (r *Report) Print(w io.Writer, suite, title string, setUp []string, total time.Duration) {
+	records, counts := r.Records()
+	fmt.Fprintf(w, "\n%s\n", title)
+	for _, l := range setUp {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, rec := range records {
+		fmt.Fprintf(w, "  %-4s  %-56s %8s\n", rec.Result, rec.Name, rec.Duration.Round(10*time.Millisecond))
+	}
+	fmt.Fprintf(w, "  whole run including start-up: %s\n", total.Round(time.Second))
+	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped\n", suite, counts["PASS"], counts["FAIL"], counts["SKIP"])
 }

@@ -59,6 +59,13 @@ type Options struct {
 	// KwokDir is the sigs.k8s.io/kwok module directory (for its Stages);
 	// needed with Nodes.
 	KwokDir string
+	// NoJobPods leaves out kube-controller-manager's job controller, so
+	// an admitted Job makes no pod: Kueue admits and evicts a Job through
+	// its suspend field alone (an evicted Job with no active pods gives
+	// its quota back at once: Kueue v0.17.0
+	// pkg/controller/jobframework/reconciler.go:579-600), and a check that
+	// counts admissions by quota saves the pods' churn.
+	NoJobPods bool
 	// KueueConfig is YAML appended to the Kueue Configuration: top-level
 	// keys the base configuration does not set, e.g. a multiKueue section
 	// for a MultiKueue manager.
@@ -181,7 +188,6 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	// collector then watches Workloads from the start, so deleting a Job
 	// promptly deletes its Workload and frees the quota.
 	controllers := []string{
-		"job-controller",
 		"garbage-collector-controller",
 		"namespace-controller",
 		"resourcequota-controller",
@@ -198,6 +204,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"statefulset-controller",
 		"replicationcontroller-controller",
 		"daemonset-controller",
+	}
+	if !opts.NoJobPods {
+		controllers = append(controllers, "job-controller")
 	}
 	var nodeFlags []string
 	if opts.Nodes {
