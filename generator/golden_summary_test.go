@@ -103,9 +103,6 @@ func TestLargeRendering(t *testing.T) {
 			}
 		})
 	}
-
-	// Its quotas are on two flavors, which the KAI backend refuses
-	// (kaiRefused; the refusal is TestGoldenKAIRefused's golden).
 }
 
 // objectsByKey indexes a rendering's objects by "kind/namespace/name".

@@ -40,26 +40,6 @@ var goldenExamples = map[string]string{
 // objects' fields of the same renderings.
 var hashedExamples = map[string]bool{"large": true}
 
-// kaiRefused are the examples whose quotas are on several flavors, which
-// the KAI backend refuses (a KAI Queue has one GPU quota); their golden is
-// the refusal, kai.error.txt (TestGoldenKAIRefused).
-var kaiRefused = map[string]bool{"multi-flavor": true, "large": true}
-
-// TestGoldenKAIRefused: the refusal names what KAI cannot hold, and, for
-// an agreement whose backend key names Kueue alone (multi-flavor), that it
-// is not written for KAI.
-func TestGoldenKAIRefused(t *testing.T) {
-	for example := range kaiRefused {
-		t.Run(example, func(t *testing.T) {
-			res, err := generator.Render(readGoldenExample(t, goldenExamples[example]), generator.Options{Backend: generator.KAI})
-			if err == nil {
-				t.Fatalf("KAI render of %s succeeded with %d objects; want it refused", example, len(res.Objects))
-			}
-			golden(t, example, "kai.error.txt", []byte(err.Error()+"\n"))
-		})
-	}
-}
-
 // goldenRenderings are the outputs each example has a golden file for.
 var goldenRenderings = map[string]generator.Options{
 	"kueue-v1beta2.yaml": {Backend: generator.Kueue, KueueAPI: generator.KueueV1beta2},
@@ -94,15 +74,11 @@ func golden(t *testing.T, example, file string, got []byte) {
 }
 
 // eachGoldenRendering runs check on every rendering that has a golden file:
-// every example with every backend and API, but KAI for the examples it
-// refuses.
+// every example with every backend and API.
 func eachGoldenRendering(t *testing.T, check func(t *testing.T, example, file string, opts generator.Options, res *generator.Result)) {
 	for example, rel := range goldenExamples {
 		src := readGoldenExample(t, rel)
 		for file, opts := range goldenRenderings {
-			if opts.Backend == generator.KAI && kaiRefused[example] {
-				continue
-			}
 			t.Run(example+"/"+file, func(t *testing.T) {
 				check(t, example, file, opts, renderExample(t, src, opts))
 			})
@@ -176,9 +152,6 @@ func TestDeterministic(t *testing.T) {
 		reordered := src
 		reordered.Data = reverseTables(t, src.Data)
 		for file, opts := range goldenRenderings {
-			if opts.Backend == generator.KAI && kaiRefused[example] {
-				continue
-			}
 			t.Run(example+"/"+file, func(t *testing.T) {
 				first := renderExample(t, src, opts)
 				again := renderExample(t, src, opts)

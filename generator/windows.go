@@ -23,7 +23,10 @@ const WindowFieldManager = windowctl.FieldManager
 // WindowApply is what the windows controller applies to one queue at an
 // instant: a server-side apply patch holding only the fields it owns.
 type WindowApply struct {
-	Team  string
+	Team string
+	// Queue is the queue's name: the team's, or on KAI with node pools
+	// one of its pool Queues (training-h100).
+	Queue string
 	Patch map[string]any // apiVersion, kind, metadata.name and the owned fields
 }
 
@@ -40,7 +43,8 @@ type WindowState struct {
 // its objects, so they are exactly what render writes outside every window.
 // Kueue: the ClusterQueue's spec.resourceGroups (an atomic list, so the
 // whole list; its lending and borrowing limits are what change). KAI: the
-// team Queue's spec.resources.gpu.limit (guaranteed + borrow).
+// team Queue's spec.resources.gpu.limit (guaranteed + borrow); with node
+// pools, each of the team's pool Queues (windowctl.Queues), one apply each.
 func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error) {
 	opts, err := opts.Normalize()
 	if err != nil {
@@ -61,29 +65,29 @@ func Windows(p *plan.Agreement, at time.Time, opts Options) (*WindowState, error
 	}
 	d := gpu.Describe(opts.Backend)
 	out := &WindowState{State: s}
-	for _, team := range windowctl.Queues(p) {
+	for _, q := range windowctl.Queues(p, opts.Backend) {
 		var found *render.Object
 		for i := range objs {
-			if objs[i].Name() == team && objs[i].Kind() == d.QueueKind {
+			if objs[i].Name() == q.Name && objs[i].Kind() == d.QueueKind {
 				found = &objs[i]
 			}
 		}
 		if found == nil {
-			return nil, fmt.Errorf("windows: the %s backend renders no queue for team %s", opts.Backend, team)
+			return nil, fmt.Errorf("windows: the %s backend renders no queue %s for team %s", opts.Backend, q.Name, q.Team)
 		}
 		patch := map[string]any{
 			"apiVersion": found.APIVersion(),
 			"kind":       found.Kind(),
-			"metadata":   map[string]any{"name": team},
+			"metadata":   map[string]any{"name": q.Name},
 		}
 		for _, path := range d.WindowOwned {
 			v, ok, err := unstructured.NestedFieldNoCopy(found.Fields, path...)
 			if err != nil || !ok {
-				return nil, fmt.Errorf("windows: the %s queue of team %s has no %s", d.QueueKind, team, strings.Join(path, "."))
+				return nil, fmt.Errorf("windows: the %s %s of team %s has no %s", d.QueueKind, q.Name, q.Team, strings.Join(path, "."))
 			}
 			setPath(patch, path, v)
 		}
-		out.Applies = append(out.Applies, WindowApply{Team: team, Patch: patch})
+		out.Applies = append(out.Applies, WindowApply{Team: q.Team, Queue: q.Name, Patch: patch})
 	}
 	return out, nil
 }

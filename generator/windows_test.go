@@ -1,6 +1,7 @@
 package generator_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,6 +108,61 @@ func TestWindowsKAI(t *testing.T) {
 		if cmp.Diff(want, got) != "" && cmp.Diff(int64(want.(float64)), got) != "" {
 			t.Errorf("at %s limit %v (%T), want %v", at, got, got, want)
 		}
+	}
+}
+
+// TestWindowsKAIPools: with a node pool per flavor, a team's window
+// patches each of its pool Queues, each with the limit of that flavor.
+func TestWindowsKAIPools(t *testing.T) {
+	const agreement = `version = 1
+name = "gpu-pool"
+backend = "kai"
+[flavors.h100]
+capacity = 16
+[flavors.a100]
+capacity = 8
+[teams.inference.flavors.h100]
+guaranteed = 8
+[teams.inference.flavors.a100]
+guaranteed = 4
+lendable = 4
+[[teams.inference.windows]]
+from = "20:00"
+to = "06:00"
+flavors = { h100 = { borrow = 2 }, a100 = { borrow = 1 } }
+[teams.research.flavors.h100]
+guaranteed = 8
+lendable = 8
+`
+	src := generator.Source{Path: "tenancy.toml", Data: []byte(agreement)}
+	p, _, err := generator.Check(src, generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := func(at time.Time) map[string]any {
+		ws, err := generator.Windows(p, at, generator.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]any{}
+		for _, a := range ws.Applies {
+			name := a.Patch["metadata"].(map[string]any)["name"]
+			if a.Team != "inference" || name != a.Queue {
+				t.Errorf("apply %+v: want inference's queue, named in its patch", a)
+			}
+			out[a.Queue] = fmt.Sprint(a.Patch["spec"].(map[string]any)["resources"].(map[string]any)["gpu"].(map[string]any)["limit"])
+		}
+		return out
+	}
+	// Never lending its H100s, inference's H100 queue is reserved (limit =
+	// quota) whatever the window says; its A100 queue takes the borrow.
+	outside := map[string]any{"inference-a100": "4", "inference-h100": "8"}
+	inside := map[string]any{"inference-a100": "5", "inference-h100": "8"}
+	if diff := cmp.Diff(outside, limits(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))); diff != "" {
+		t.Errorf("outside the window (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(inside, limits(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))); diff != "" {
+		t.Errorf("inside the window (-want,+got):\n%s", diff)
 	}
 }
 

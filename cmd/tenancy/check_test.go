@@ -20,6 +20,17 @@ func kaiRefused(t *testing.T) string {
 	return string(data)
 }
 
+// kueueOnlyExample is the multi-flavor example written for Kueue alone
+// (backend = "kueue" at 5:11), as it was before KAI rendered node pools.
+func kueueOnlyExample(t *testing.T) string {
+	t.Helper()
+	out := strings.Replace(exampleText(t, "multi-flavor"), `backend = ["kueue", "kai"]`, `backend = "kueue"`, 1)
+	if !strings.Contains(out, "\nbackend = \"kueue\"") {
+		t.Fatal("examples/multi-flavor has no backend line to replace")
+	}
+	return out
+}
+
 // TestCheckFailsWhereRenderFails: tenancy check exits 1 with exactly the
 // diagnostics tenancy render --backend kai prints, with --backend kai, and
 // without a flag when the agreement's backend key names KAI; without either
@@ -95,7 +106,8 @@ tenancy: tenancy.toml is invalid: 3 error(s)
 // file:line:col, with nothing on stdout; without --backend each uses the
 // key.
 func TestBackendRefusedAtTheKey(t *testing.T) {
-	files := map[string]string{"tenancy.toml": exampleText(t, "multi-flavor"), "old.toml": exampleText(t, "multi-flavor")}
+	kueueOnly := kueueOnlyExample(t)
+	files := map[string]string{"tenancy.toml": kueueOnly, "old.toml": kueueOnly}
 	const at = "tenancy.toml:5:11: backend: the agreement is written for kueue, and --backend asks for kai"
 	for _, args := range [][]string{
 		{"check", "--backend", "kai"},

@@ -460,8 +460,8 @@ func TestCheckValid(t *testing.T) {
 				"tenancy.toml:23:12: warning: teams.training.lendable: kai: KAI has no lending limit: all 16 idle guaranteed GPUs may be lent, not only 8; they are reclaimed when the team needs them\n" +
 				"tenancy.toml: valid\n",
 		},
-		"multi-flavor example, for Kueue as it says: no screen of KAI's refusals": {
-			agreement:  exampleText(t, "multi-flavor"),
+		"multi-flavor example written for Kueue alone: nothing of KAI's": {
+			agreement:  kueueOnlyExample(t),
 			args:       []string{"check"},
 			wantStderr: "tenancy.toml: valid\n",
 		},

@@ -64,12 +64,10 @@ func (c *Components) keys() []component {
 // components decodes the [components] table; absent, it is all defaults
 // (at the file's start, where a problem with a default is reported).
 func (d *decoder) components(v *load.Value) *Components {
-	c := &Components{Pos: Pos{Line: 1, Column: 1}, Path: field.NewPath("components")}
-	t := &load.Fields{}
-	if tv := d.table(v, c.Path); tv != nil {
-		c.Pos, t = tv.KeyPos, tv.Table
-		d.unknown(t, c.Path, componentKeys)
-	}
+	c := &Components{Path: field.NewPath("components")}
+	var t *load.Fields
+	c.Pos, t = d.optionalTable(v, c.Path)
+	d.unknown(t, c.Path, componentKeys) // none when absent
 	for _, k := range c.keys() {
 		*k.ns = d.str(t.Get(k.key), c.Path.Child(k.key))
 	}
@@ -83,4 +81,14 @@ func defaultComponents(c *Components) {
 			*k.ns = Str{Value: k.upstream, State: Defaulted, Pos: c.Pos, Path: k.ns.Path}
 		}
 	}
+}
+
+// optionalTable decodes a top-level table whose keys are all optional: its
+// header's position and its fields; absent (or not a table, reported), the
+// file's start, where a problem with a default is reported, and no fields.
+func (d *decoder) optionalTable(v *load.Value, path *field.Path) (Pos, *load.Fields) {
+	if tv := d.table(v, path); tv != nil {
+		return tv.KeyPos, tv.Table
+	}
+	return Pos{Line: 1, Column: 1}, &load.Fields{}
 }

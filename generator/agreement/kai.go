@@ -43,12 +43,10 @@ type KAI struct {
 // kai decodes the [kai] table; absent, it is all defaults (at the file's
 // start, where a problem with a default is reported).
 func (d *decoder) kai(v *load.Value) *KAI {
-	k := &KAI{Pos: Pos{Line: 1, Column: 1}, Path: field.NewPath("kai")}
-	t := &load.Fields{}
-	if tv := d.table(v, k.Path); tv != nil {
-		k.Pos, t = tv.KeyPos, tv.Table
-		d.unknown(t, k.Path, kaiKeys)
-	}
+	k := &KAI{Path: field.NewPath("kai")}
+	var t *load.Fields
+	k.Pos, t = d.optionalTable(v, k.Path)
+	d.unknown(t, k.Path, kaiKeys) // none when absent
 	k.NodePoolLabel = d.str(t.Get("node_pool_label"), k.Path.Child("node_pool_label"))
 	k.GPUSharing = d.str(t.Get("gpu_sharing"), k.Path.Child("gpu_sharing"))
 	return k

@@ -34,16 +34,18 @@ func TestAloneIsTheScenarioOfOneTeam(t *testing.T) {
 					busy[i] = false
 				}
 			}
-			root := kaiTree(p, p)
-			capacity := float64(gpu.Capacity(p, gpu.InGPUs, nil))
-			alone := kaiAlone(root, capacity, len(p.Teams))
-			for i := range p.Teams {
-				busy[i] = true
-				got := kaiScenarioOf(root, capacity, busy).shares(root, capacity)[i]
-				if diff := cmp.Diff(got, alone[i]); diff != "" {
-					t.Errorf("kai %s (-scenario,+alone)\n%s", p.Teams[i].Name, diff)
+			for _, tr := range kaiTrees(p, p) {
+				root := tr.root
+				capacity := float64(gpu.Capacity(tr.p, gpu.InGPUs, nil))
+				alone := kaiAlone(root, capacity, len(p.Teams))
+				for i := range p.Teams {
+					busy[i] = true
+					got := kaiScenarioOf(root, capacity, busy).shares(root, capacity)[i]
+					if diff := cmp.Diff(got, alone[i]); diff != "" {
+						t.Errorf("kai %s (-scenario,+alone)\n%s", root.name+"/"+p.Teams[i].Name, diff)
+					}
+					busy[i] = false
 				}
-				busy[i] = false
 			}
 		})
 	}

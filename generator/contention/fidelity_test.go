@@ -50,7 +50,9 @@ func TestKAITreeIsRendered(t *testing.T) {
 					walk(c, q.name)
 				}
 			}
-			walk(kaiTree(p, p), "")
+			for _, tr := range kaiTrees(p, p) {
+				walk(tr.root, "")
+			}
 			if len(rendered) == 0 {
 				t.Fatal("no queue rendered: nothing compared")
 			}

@@ -30,10 +30,42 @@ type kaiQueue struct {
 	children             []*kaiQueue
 }
 
+// kaiPoolTree is one queue tree of render/kai: the agreement's only one
+// (pool nil), or a node pool's, whose plans are the flavor's parts.
+type kaiPoolTree struct {
+	pool  *gpu.Pool
+	p, at *plan.Agreement
+	root  *kaiQueue
+}
+
+// kaiTrees are render/kai's trees: one, or one per node pool (gpu.Pools),
+// each computed from its flavor alone, as render/kai renders them.
+func kaiTrees(p, at *plan.Agreement) []kaiPoolTree {
+	pools := gpu.Pools(p)
+	if pools == nil {
+		return []kaiPoolTree{{p: p, at: at, root: kaiTree(p, at, nil)}}
+	}
+	out := make([]kaiPoolTree, 0, len(pools))
+	for i := range pools {
+		pool := &pools[i]
+		pp, pat := p.FlavorPart(pool.Name), at.FlavorPart(pool.Name)
+		out = append(out, kaiPoolTree{pool: pool, p: pp, at: pat, root: kaiTree(pp, pat, pool)})
+	}
+	return out
+}
+
 // kaiTree builds render/kai's tree: the structure and quotas from the plan
 // (render's), each team's limit from at (what the windows controller sets
-// at the instant: its limit in the render of at).
-func kaiTree(p, at *plan.Agreement) *kaiQueue {
+// at the instant: its limit in the render of at). In a pool (p and at the
+// flavor's parts), only the teams and departments that hold some of the
+// flavor have a queue, named with the pool's suffix.
+func kaiTree(p, at *plan.Agreement, pool *gpu.Pool) *kaiQueue {
+	name := func(base string) string { return base }
+	inPool := func(q plan.Quota) bool { return true }
+	if pool != nil {
+		name = func(base string) string { return gpu.PoolQueueName(base, pool.Name) }
+		inPool = holds
+	}
 	capacity := float64(gpu.Capacity(p, gpu.InGPUs, nil))
 	var sharedQuota, reservedQuota float64
 	var shared, reserved []*kaiQueue
@@ -44,11 +76,12 @@ func kaiTree(p, at *plan.Agreement) *kaiQueue {
 		if p.Teams[i].Department == "" && w.NeverLends() {
 			limit = w.Guaranteed
 		}
-		return &kaiQueue{name: p.Teams[i].Name, quota: float64(s.Guaranteed), limit: float64(limit), weight: float64(p.Teams[i].Weight), team: i}
+		return &kaiQueue{name: name(p.Teams[i].Name), quota: float64(s.Guaranteed), limit: float64(limit), weight: float64(p.Teams[i].Weight), team: i}
 	}
+	teamIn := func(t *plan.Team) bool { return pool == nil || inPool(t.Quota(pool.Name)) }
 	for i := range p.Teams {
 		t := &p.Teams[i]
-		if t.Department != "" {
+		if t.Department != "" || !teamIn(t) {
 			continue
 		}
 		q := leaf(i)
@@ -63,21 +96,24 @@ func kaiTree(p, at *plan.Agreement) *kaiQueue {
 	for i := range p.Departments {
 		d := &p.Departments[i]
 		s := gpu.DepartmentSum(p, d, gpu.InGPUs, nil)
-		dq := &kaiQueue{name: d.Name, quota: float64(s.Guaranteed), limit: float64(s.MostUsable()), weight: float64(d.Weight), team: -1}
+		dq := &kaiQueue{name: name(d.Name), quota: float64(s.Guaranteed), limit: float64(s.MostUsable()), weight: float64(d.Weight), team: -1}
 		for j := range p.Teams {
-			if p.Teams[j].Department == d.Name {
+			if p.Teams[j].Department == d.Name && teamIn(&p.Teams[j]) {
 				dq.children = append(dq.children, leaf(j))
 			}
+		}
+		if pool != nil && len(dq.children) == 0 && !inPool(d.Quota(pool.Name)) {
+			continue // render/kai gives it no queue in this pool
 		}
 		shared = append(shared, dq)
 		sharedQuota += dq.quota
 	}
-	root := &kaiQueue{name: p.Name, quota: sharedQuota + reservedQuota, limit: capacity, weight: 1, team: -1}
+	root := &kaiQueue{name: name(p.Name), quota: sharedQuota + reservedQuota, limit: capacity, weight: 1, team: -1}
 	if len(shared) > 0 {
-		root.children = append(root.children, &kaiQueue{name: p.Name + "-shared", quota: sharedQuota, limit: capacity - reservedQuota, weight: 1, team: -1, children: shared})
+		root.children = append(root.children, &kaiQueue{name: root.name + "-shared", quota: sharedQuota, limit: capacity - reservedQuota, weight: 1, team: -1, children: shared})
 	}
 	if len(reserved) > 0 {
-		root.children = append(root.children, &kaiQueue{name: p.Name + "-reserved", quota: reservedQuota, limit: reservedQuota, weight: 0, team: -1, children: reserved})
+		root.children = append(root.children, &kaiQueue{name: root.name + "-reserved", quota: reservedQuota, limit: reservedQuota, weight: 0, team: -1, children: reserved})
 	}
 	return root
 }
@@ -358,7 +394,28 @@ func kaiAlone(root *kaiQueue, capacity float64, n int) []Share {
 	return out
 }
 
+// kaiReport computes each tree's outcomes: the agreement's only one, named
+// after the flavor that holds the quotas, or one per node pool, named after
+// its flavor (pools do not interact: each shard's scheduler divides its own
+// Nodes among its own Queues).
 func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
+	var out []Flavor
+	trees := kaiTrees(p, at)
+	for _, tr := range trees {
+		out = append(out, kaiFlavor(tr, busy))
+	}
+	if trees[0].pool != nil {
+		return out, append(slices.Clip(kaiRules), kaiPoolRule)
+	}
+	return out, kaiRules
+}
+
+// kaiPoolRule is said of an agreement rendered as node pools.
+const kaiPoolRule = "kai: quotas on several flavors are a node pool per flavor, each a SchedulingShard whose scheduler takes only the Nodes, Queues and PodGroups with its pool label (KAI v0.17.0 pkg/scheduler/conf/scheduler_conf.go, GetLabelSelector): each pool's tree (POOL-<flavor>, its teams <team>-<flavor>) is divided alone, from its flavor's capacity and quotas; no GPU is lent or borrowed across pools"
+
+// kaiFlavor is one tree's outcomes, for the teams with a queue in it.
+func kaiFlavor(tr kaiPoolTree, busy []bool) Flavor {
+	p := tr.p
 	fl := Flavor{Resource: "gpu (KAI counts GPUs)", Capacity: gpu.Capacity(p, gpu.InGPUs, nil)}
 	for _, f := range p.Flavors {
 		if !gpu.Counted(f.Resource) {
@@ -372,7 +429,7 @@ func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
 			break
 		}
 	}
-	root := kaiTree(p, at)
+	root := tr.root
 	capacity := float64(fl.Capacity)
 	alone := kaiAlone(root, capacity, len(p.Teams))
 	allBusy := kaiScenarioOf(root, capacity, everyone(len(p.Teams))).shares(root, capacity)
@@ -394,5 +451,5 @@ func kaiReport(p, at *plan.Agreement, busy []bool) ([]Flavor, []string) {
 		fl.Teams = append(fl.Teams, o)
 	}
 	sortTeams(&fl)
-	return []Flavor{fl}, kaiRules
+	return fl
 }

@@ -44,11 +44,13 @@ var kindRank = map[string]int{
 	"MultiKueueConfig":  3,
 	"AdmissionCheck":    4,
 	"Cohort":            4,
-	"Queue":             5,
-	"ClusterQueue":      5,
-	"LocalQueue":        6,
-	"ResourceQuota":     7,
-	"NetworkPolicy":     7,
+	// A KAI node pool's shard, before the Queues carrying its label.
+	"SchedulingShard": 4,
+	"Queue":           5,
+	"ClusterQueue":    5,
+	"LocalQueue":      6,
+	"ResourceQuota":   7,
+	"NetworkPolicy":   7,
 	// Monitoring (render/monitor) and the windows controller's agreement
 	// (render/windowctl), in their namespaces.
 	"ConfigMap":      7,

@@ -681,9 +681,6 @@ guaranteed = 8
 					}
 					continue
 				}
-				if err != nil && opts.Backend == generator.KAI && strings.Contains(err.Error(), "not one per flavor") {
-					continue // KAI refuses quotas on several flavors (render/kai's tests)
-				}
 				if err != nil {
 					t.Errorf("Render %s: %v", bname, err)
 					continue

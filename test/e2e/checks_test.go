@@ -852,20 +852,17 @@ func TestNodeLabelsDropped(t *testing.T) {
 	}
 }
 
-// Check 17: with the KAI Scheduler CRDs from ../shared/crds/kai installed,
-// the KAI render of every example is accepted by the API server
-// (namespaces applied, everything else server-side dry-run).
+// Check 17: with the KAI Scheduler CRDs from ../shared/crds/kai installed
+// (and the SchedulingShard's from KAI's source), the KAI render of every
+// example is accepted by the API server (namespaces applied, everything
+// else server-side dry-run): multi-flavor and large as a node pool per
+// flavor.
 func TestKAIRenderAccepted(t *testing.T) {
 	begin(t)
 	installKAICRDs(t)
 	ex := examples(t)
 	for _, name := range sortedKeys(ex) {
 		t.Run(name, func(t *testing.T) {
-			if name == "multi-flavor" || name == "large" {
-				// Quotas on two flavors: --backend kai refuses them (a KAI
-				// Queue has one GPU quota); test/e2e/kai checks the refusal.
-				t.Skip("refused by --backend kai: quotas on several flavors")
-			}
 			objs := render(t, "--backend", "kai", ex[name])
 			if _, err := env.cp.Applier.Apply(ctxFor(t), byKind(objs, "Namespace"), false); err != nil {
 				t.Fatalf("namespaces: %v", err)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	"github.com/tenancy-dev/tenancy/test/e2e/internal/binaries"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/controlplane"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/probe"
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/workload"
@@ -487,6 +488,22 @@ func installKAICRDs(t *testing.T) {
 		}
 		crds = append(crds, byKind(objs, "CustomResourceDefinition")...)
 	}
+	// The SchedulingShard CRD (a KAI node pool per flavor) is not among
+	// shared/crds/kai's: read it from KAI's source, which the KAI suite
+	// builds from.
+	src, err := binaries.KAISource(env.repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := binaries.KAISourceFile(src, "deployments/kai-scheduler/crds/kai.scheduler_schedulingshards.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := controlplane.ParseManifests(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds = append(crds, byKind(objs, "CustomResourceDefinition")...)
 	ctx := ctxFor(t)
 	if _, err := env.cp.Applier.Apply(ctx, crds, false); err != nil {
 		t.Fatalf("install KAI CRDs: %v", err)

@@ -22,13 +22,31 @@ func (Renderer) Check(p *plan.Agreement) diag.List {
 	flavorChecks(p, r)
 	poolChecks(p, r)
 	priorityChecks(p, r)
-	queueChecks(p, r)
-	departmentChecks(p, r)
+	// Each queue tree is checked as it is rendered: the agreement's only
+	// one, or each pool's from its flavor's part, with the pool's names.
+	pools := Pools(p)
+	trees := []tree{{p: p}}
+	if pools != nil {
+		trees = trees[:0]
+		for _, pool := range pools {
+			trees = append(trees, poolTree(p, pool))
+		}
+	}
+	claims := queueClaims{}
+	for _, tr := range trees {
+		queueChecks(tr, r, claims)
+		departmentChecks(tr, r, claims)
+	}
+	if pools != nil {
+		waitChecks(p, r)
+	}
 	return r.List
 }
 
 // flavorChecks: resources KAI does not count, counts too large for KAI's
-// float quotas, and the one GPU quota per queue that several flavors share.
+// float quotas, and the one GPU quota per queue that several flavors share
+// where the agreement renders unsharded: quotas on one counted flavor
+// beside others nobody holds. Quotas on several are a pool per flavor.
 func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 	var countedFlavors []plan.Flavor
 	for _, f := range p.Flavors {
@@ -45,51 +63,9 @@ func flavorChecks(p *plan.Agreement, r *diag.Reporter) {
 		}
 		countedFlavors = append(countedFlavors, f)
 	}
-	if len(countedFlavors) < 2 {
-		return
-	}
-	// One gpu quota and limit per queue: KAI would add a team's flavors up
-	// and let it spend the sum on any of them, so per-flavor guarantees,
-	// limits and never-lent GPUs would not hold (issue 19: a team ran 48
-	// A100s where it was allowed 28). Where the teams' quotas are on two or
-	// more counted flavors the agreement is refused, with the numbers KAI
-	// would have used; quotas on one flavor beside others that nobody is
-	// guaranteed or may borrow are only warned about.
-	var quoted []plan.Flavor
-	for _, f := range countedFlavors {
-		for i := range p.Teams {
-			if q := p.Teams[i].Quota(f.Name); q.Guaranteed+q.Borrow > 0 {
-				quoted = append(quoted, f)
-				break
-			}
-		}
-	}
-	if len(quoted) >= 2 {
-		// One error, at the second flavor the teams hold quotas on, with
-		// the team KAI would let stray furthest as the example.
-		var example string
-		var worst int64 = -1
-		for i := range p.Teams {
-			t := &p.Teams[i]
-			g, limit := quotaAndLimit(p, t)
-			var parts []string
-			for _, f := range countedFlavors {
-				if q := t.Quota(f.Name); q.Guaranteed+q.Borrow > 0 {
-					parts = append(parts, fmt.Sprintf("%s %d+%d", f.Name, q.Guaranteed, q.Borrow))
-				}
-			}
-			if limit > worst {
-				worst = limit
-				example = fmt.Sprintf("team %s would get one quota of %d and a limit of %d GPUs of any flavor (guaranteed+borrow: %s)", t.Name, g, limit, strings.Join(parts, ", "))
-			}
-		}
-		names := make([]string, len(quoted))
-		for i, f := range quoted {
-			names[i] = f.Name
-		}
-		r.Errorf(field.ErrorTypeNotSupported, quoted[1].Origin.Pos, quoted[1].Origin.Path,
-			"kai: KAI keeps one GPU quota per queue, not one per flavor: the teams' quotas on flavors %s would be summed, and per-flavor guarantees, limits and never-lent GPUs would not hold (%s); render this agreement with --backend kueue, or give KAI an agreement whose quotas are on one counted flavor",
-			strings.Join(names, ", "), example)
+	if len(countedFlavors) < 2 || Pools(p) != nil {
+		// One flavor, or a node pool per flavor that carries quotas
+		// (Pools): each queue's one GPU quota is one flavor's.
 		return
 	}
 	// Quotas on one counted flavor, beside flavors nobody holds: KAI still
@@ -215,54 +191,153 @@ func priorityChecks(p *plan.Agreement, r *diag.Reporter) {
 	}
 }
 
-// queueChecks: queue names that collide, and what the queue tree cannot say
-// of lending, borrowing and reclaim.
-func queueChecks(p *plan.Agreement, r *diag.Reporter) {
-	name := p.Name
-	queues := map[string]string{name: "the pool queue"}
-	claim := func(q, what string, o diag.Origin) {
-		if prev, ok := queues[q]; ok {
-			r.Errorf(field.ErrorTypeDuplicate, o.Pos, o.Path, "kai: queue name %q is used both by %s and by %s", q, prev, what)
-		}
-		queues[q] = what
+// queueClaims are the Queue names a render takes, each with what takes it,
+// across every tree: two pools' names may collide too.
+type queueClaims map[string]string
+
+// claim takes a Queue name for what, at o; a name taken twice, or too long
+// for the label that names a workload's queue, is refused.
+func (c queueClaims) claim(r *diag.Reporter, q, what string, o diag.Origin) {
+	if prev, ok := c[q]; ok {
+		r.Errorf(field.ErrorTypeDuplicate, o.Pos, o.Path, "kai: queue name %q is used both by %s and by %s", q, prev, what)
 	}
-	shared, reserved := len(p.Departments) > 0, false
+	c[q] = what
+	// Unsharded, every name is a DNS label already (validate).
+	if len(q) > maxQueueName {
+		r.Errorf(field.ErrorTypeTooLong, o.Pos, o.Path, "kai: queue name %q of %s is %d characters: workloads name their queue in the label %s, whose value holds at most %d; shorten the name or the flavor's", q, what, len(q), QueueLabel, maxQueueName)
+	}
+}
+
+// maxQueueName is the longest label value, which a workload's queue label
+// (QueueLabel) is.
+const maxQueueName = 63
+
+// in says which tree a message is about: nothing for the agreement's only
+// tree, the pool for a pool's.
+func (tr tree) in() string {
+	if tr.pool == nil {
+		return ""
+	}
+	if tr.pool.Value != tr.pool.Name {
+		return fmt.Sprintf(" in node pool %s (%s=%s)", tr.pool.Name, tr.label, tr.pool.Value)
+	}
+	return " in node pool " + tr.pool.Name
+}
+
+// queueChecks: queue names that collide, and what the queue tree cannot say
+// of lending, borrowing and reclaim, with the tree's numbers: per team in
+// the agreement's only tree, once per pool (listing its teams) in a pool's.
+func queueChecks(tr tree, r *diag.Reporter, claims queueClaims) {
+	p := tr.p
+	root := tr.root()
+	if tr.pool == nil {
+		claims.claim(r, root, "the pool queue", p.NameOrigin)
+	} else {
+		claims.claim(r, root, "the pool queue of node pool "+tr.pool.Name, tr.pool.Flavor.Origin)
+	}
+	shared, reserved := false, false
+	for i := range p.Departments {
+		shared = shared || tr.holdsDepartment(&p.Departments[i])
+	}
 	for i := range p.Teams {
-		if p.Teams[i].Department != "" {
-			continue // under its department's queue
+		t := &p.Teams[i]
+		if t.Department != "" || !tr.holds(t) {
+			continue // under its department's queue, or not in this pool
 		}
-		if gpu.TeamSum(p, &p.Teams[i], gpu.InGPUs, nil).NeverLends() {
+		if gpu.TeamSum(p, t, gpu.InGPUs, nil).NeverLends() {
 			reserved = true
 		} else {
 			shared = true
 		}
 	}
 	if shared {
-		claim(name+SharedSuffix, "the shared subtree", p.NameOrigin)
+		claims.claim(r, root+SharedSuffix, "the shared subtree"+tr.in(), p.NameOrigin)
 	}
 	if reserved {
-		claim(name+ReservedSuffix, "the reserved subtree", p.NameOrigin)
+		claims.claim(r, root+ReservedSuffix, "the reserved subtree"+tr.in(), p.NameOrigin)
 	}
+	var noBorrow, lends poolWarning
 	for i := range p.Teams {
 		t := &p.Teams[i]
-		claim(t.Name, "team "+t.Name, t.Origin)
+		if !tr.holds(t) {
+			continue
+		}
+		claims.claim(r, tr.name(t.Name), "team "+t.Name+tr.in(), t.Origin)
 		s := gpu.TeamSum(p, t, gpu.InGPUs, nil)
 		if s.NeverLends() && t.Department == "" {
 			if s.Borrow > 0 {
 				o := firstWith(p, t, func(q plan.Quota) (int64, diag.Origin) { return q.Borrow, q.Origin.Borrow })
-				r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,
-					"kai: a team that never lends sits in the %s%s subtree, whose limit equals its quota: it cannot borrow the %d GPUs the agreement allows", name, ReservedSuffix, s.Borrow)
+				noBorrow.add(o, fmt.Sprintf("%s %d", t.Name, s.Borrow))
+				if tr.pool == nil {
+					r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,
+						"kai: a team that never lends sits in the %s%s subtree, whose limit equals its quota: it cannot borrow the %d GPUs the agreement allows", root, ReservedSuffix, s.Borrow)
+				}
 			}
 		} else if s.Lendable > 0 && s.Lendable < s.Guaranteed {
 			o := firstWith(p, t, func(q plan.Quota) (int64, diag.Origin) { return q.Lendable, q.Origin.Lendable })
-			r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,
-				"kai: KAI has no lending limit: all %d idle guaranteed GPUs may be lent, not only %d; they are reclaimed when the team needs them", s.Guaranteed, s.Lendable)
+			lends.add(o, fmt.Sprintf("%s all %d, not only %d", t.Name, s.Guaranteed, s.Lendable))
+			if tr.pool == nil {
+				r.Warnf(field.ErrorTypeNotSupported, o.Pos, o.Path,
+					"kai: KAI has no lending limit: all %d idle guaranteed GPUs may be lent, not only %d; they are reclaimed when the team needs them", s.Guaranteed, s.Lendable)
+			}
 		}
-		if t.Reclaim == plan.ReclaimWait {
-			r.Warnf(field.ErrorTypeNotSupported, t.ReclaimOrigin.Pos, t.ReclaimOrigin.Path,
-				`kai: KAI always reclaims lent GPUs by preempting borrowers; "wait" is not expressed. The closest KAI setting, a Queue's reclaimMinRuntime, only shields a borrower for a fixed time after it starts, from every reclaimer alike, and the agreement gives no time: it is not rendered (docs/kai.md)`)
+		if t.Reclaim == plan.ReclaimWait && tr.pool == nil {
+			r.Warnf(field.ErrorTypeNotSupported, t.ReclaimOrigin.Pos, t.ReclaimOrigin.Path, "kai: %s", reclaimWait)
 		}
 	}
+	if tr.pool == nil {
+		return
+	}
+	noBorrow.warn(r, "kai: in node pool %s, a team that never lends sits in the %s%s subtree, whose limit equals its quota: it cannot borrow the GPUs the agreement allows (%%s)", tr.pool.Name, root, ReservedSuffix)
+	lends.warn(r, "kai: KAI has no lending limit in node pool %s: a team's idle guaranteed GPUs may all be lent, not only its lendable ones, and are reclaimed when it needs them (%%s)", tr.pool.Name)
+}
+
+// waitChecks says once, for every pool, which teams' reclaim = "wait" KAI
+// does not hold: it is the team's, the same in each pool.
+func waitChecks(p *plan.Agreement, r *diag.Reporter) {
+	var wait poolWarning
+	for i := range p.Teams {
+		if t := &p.Teams[i]; t.Reclaim == plan.ReclaimWait {
+			wait.add(t.ReclaimOrigin, t.Name)
+		}
+	}
+	wait.warn(r, "kai: in every node pool (teams %%s): %s", reclaimWait)
+}
+
+// reclaimWait is what KAI does of reclaim = "wait".
+const reclaimWait = `KAI always reclaims lent GPUs by preempting borrowers; "wait" is not expressed. The closest KAI setting, a Queue's reclaimMinRuntime, only shields a borrower for a fixed time after it starts, from every reclaimer alike, and the agreement gives no time: it is not rendered (docs/kai.md)`
+
+// poolWarning gathers one thing KAI cannot hold in a pool's tree, for every
+// team or department it concerns, so it is said once per pool with all
+// their numbers (a large agreement would otherwise say it hundreds of
+// times), at the first one's value.
+type poolWarning struct {
+	first diag.Origin
+	items []string
+}
+
+// maxListed is how many teams a pool's warning names before it counts the
+// rest.
+const maxListed = 5
+
+func (w *poolWarning) add(o diag.Origin, item string) {
+	if len(w.items) == 0 {
+		w.first = o
+	}
+	w.items = append(w.items, item)
+}
+
+// warn says it, if anything was gathered: format (with args) holds one %s
+// (written %%s) for the list.
+func (w *poolWarning) warn(r *diag.Reporter, format string, args ...any) {
+	if len(w.items) == 0 {
+		return
+	}
+	list := strings.Join(w.items[:min(len(w.items), maxListed)], "; ")
+	if rest := len(w.items) - maxListed; rest > 0 {
+		list += fmt.Sprintf("; and %d more", rest)
+	}
+	r.Warnf(field.ErrorTypeNotSupported, w.first.Pos, w.first.Path, fmt.Sprintf(format, args...), list)
 }
 
 // firstWith returns the origin of the first of the team's quotas, in flavor

@@ -53,11 +53,14 @@ func TestDepartmentRules(t *testing.T) {
 			src:  pool + "[departments.science]\nguaranteed = 8\n[teams.a]\ndepartment = \"science\"\nguaranteed = 8\n",
 			want: diag.List{warn(5, 14, "departments.science"), warn(7, 8, "teams.a")},
 		},
-		"a department with several flavors: one quota": {
+		"a department with several flavors: a pool each, nothing to say": {
 			src: pool + "[flavors.a100]\ncapacity = 8\n[departments.science.flavors.h100]\nguaranteed = 8\nlendable = 8\n[departments.science.flavors.a100]\nguaranteed = 4\nlendable = 4\n" +
 				"[teams.a]\ndepartment = \"science\"\n[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n",
-			// The team's own warning is flavorChecks', as without departments.
-			want: diag.List{warn(7, 14, "departments.science"), warn(13, 8, "teams.a")},
+		},
+		"a department's lending limit in a pool: said with the pool's numbers": {
+			src: pool + "[flavors.a100]\ncapacity = 8\n[departments.science.flavors.h100]\nguaranteed = 8\nlendable = 8\n[departments.science.flavors.a100]\nguaranteed = 4\nlendable = 1\n" +
+				"[teams.a]\ndepartment = \"science\"\n[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{warn(12, 12, "departments.science.flavors.a100.lendable")},
 		},
 		"a department named like the shared subtree": {
 			src:  pool + "[departments.gpu-pool-shared]\nguaranteed = 8\nlendable = 8\n[teams.a]\ndepartment = \"gpu-pool-shared\"\nguaranteed = 8\nlendable = 8\n",

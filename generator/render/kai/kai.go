@@ -1,11 +1,13 @@
 // Package kai renders a plan into NVIDIA KAI Scheduler objects: a tree of
-// scheduling.run.ai/v2 Queues, PriorityClasses and labelled Namespaces.
+// scheduling.run.ai/v2 Queues, PriorityClasses and labelled Namespaces, and
+// for an agreement with quotas on several flavors a node pool per flavor
+// (a kai.scheduler/v1 SchedulingShard and a queue tree each, pools.go).
 // Queues count GPUs the way KAI does (a MIG slice nvidia.com/mig-<N>g.<M>gb
 // as N GPUs) and PriorityClass values fall in KAI's preemptible or
 // non-preemptible band as each priority's preemptible says. KAI has no
-// lending limit and no per-flavor quota; what it cannot express exactly is
-// reported by Check, on the plan, as warnings naming the
-// agreement field. docs/kai.md says what KAI does with the result.
+// lending limit and no per-flavor quota (hence a pool per flavor); what it
+// cannot express exactly is reported by Check, on the plan, as warnings
+// naming the agreement field. docs/kai.md says what KAI does with the result.
 // The team Namespaces, with QueueLabel on them, are the namespaces family's.
 package kai
 
@@ -46,15 +48,19 @@ const (
 	ReservedSuffix = "-reserved"
 )
 
-// Queue is the part of KAI's scheduling.run.ai/v2 Queue that tenancy writes.
-// KAI's Go module is not reachable here, so the type is written from the
-// v0.17.0 CRD (shared/crds/kai/scheduling.run.ai_queues.yaml), and every
-// rendered Queue is checked against that CRD in the tests.
-type Queue struct {
+// object is a KAI object as tenancy writes it: its type, its metadata and
+// the part of its spec tenancy sets. KAI's Go module is not reachable here,
+// so each spec is written from KAI v0.17.0's CRD, and every rendered object
+// is checked against that CRD in the tests.
+type object[Spec any] struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
-	Spec              QueueSpec `json:"spec"`
+	Spec              Spec `json:"spec"`
 }
+
+// Queue is the part of KAI's scheduling.run.ai/v2 Queue that tenancy writes
+// (CRD shared/crds/kai/scheduling.run.ai_queues.yaml).
+type Queue = object[QueueSpec]
 
 // QueueSpec is a Queue's spec.
 type QueueSpec struct {
@@ -82,10 +88,43 @@ type QueueResource struct {
 type Renderer struct{}
 
 // Render returns the KAI objects. Check has refused what KAI cannot take.
-// A team that never lends (gpu.Sum.NeverLends) goes in a subtree whose
-// limit equals its quota, and the other subtree's limit keeps its GPUs out
-// of everyone else's reach.
+// An agreement whose quotas are on one flavor is one queue tree; one whose
+// quotas are on several is a node pool per flavor (Pools): a
+// SchedulingShard and a queue tree each, counted from that flavor alone.
 func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
+	var typed []any
+	values := ClassValues(p.Priorities)
+	fallback := DefaultPriority(p.Priorities)
+	for _, pr := range p.Priorities {
+		pc := priorityClass(p, pr, values[pr.Name])
+		if pr.Name == fallback {
+			pc.GlobalDefault = true
+			pc.Description += "; the cluster's default for pods that name no priority"
+		}
+		typed = append(typed, pc)
+	}
+	pools := Pools(p)
+	if pools == nil {
+		typed = append(typed, queueTree(tree{p: p})...)
+	}
+	for _, pool := range pools {
+		typed = append(typed, schedulingShard(p, pool))
+		typed = append(typed, queueTree(poolTree(p, pool))...)
+	}
+	objs, err := render.Objects(typed)
+	if err != nil {
+		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "kai: " + err.Error()}}
+	}
+	return objs, nil
+}
+
+// queueTree returns one tree of Queues: the pool queue, its shared and
+// reserved subtrees, the departments and the teams. A team that never
+// lends (gpu.Sum.NeverLends) goes in a subtree whose limit equals its
+// quota, and the other subtree's limit keeps its GPUs out of everyone
+// else's reach.
+func queueTree(tr tree) []any {
+	p := tr.p
 	capacity := gpu.Capacity(p, gpu.InGPUs, nil)
 	type leaf struct {
 		team               plan.Team
@@ -94,8 +133,8 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	var shared, reservedTeams []leaf
 	var sharedQuota, reservedQuota int64
 	for i, t := range p.Teams {
-		if t.Department != "" {
-			continue // under its department's queue (departmentQueues)
+		if t.Department != "" || !tr.holds(&p.Teams[i]) {
+			continue // under its department's queue (departmentQueues), or not in this pool
 		}
 		s := gpu.TeamSum(p, &p.Teams[i], gpu.InGPUs, nil)
 		if s.NeverLends() {
@@ -108,41 +147,28 @@ func (Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 	}
 
 	var typed []any
-	values := ClassValues(p.Priorities)
-	fallback := DefaultPriority(p.Priorities)
-	for _, pr := range p.Priorities {
-		pc := priorityClass(p, pr, values[pr.Name])
-		if pr.Name == fallback {
-			pc.GlobalDefault = true
-			pc.Description += "; the cluster's default for pods that name no priority"
-		}
-		typed = append(typed, pc)
-	}
-	departments := departmentQueues(p)
+	departments := departmentQueues(tr)
 	for i := range p.Departments {
 		sharedQuota += gpu.DepartmentSum(p, &p.Departments[i], gpu.InGPUs, nil).Guaranteed
 	}
-	typed = append(typed, queue(p, p.Name, "", "", queueResources(sharedQuota+reservedQuota, capacity, 1)))
+	root := tr.root()
+	typed = append(typed, tr.queue(root, "", "", queueResources(sharedQuota+reservedQuota, capacity, 1)))
 	if len(shared) > 0 || len(departments) > 0 {
 		// The shared subtree may grow into everything but the reserved
 		// teams' guarantees: that is what keeps them never lent.
-		typed = append(typed, queue(p, p.Name+SharedSuffix, p.Name, "", queueResources(sharedQuota, capacity-reservedQuota, 1)))
+		typed = append(typed, tr.queue(root+SharedSuffix, root, "", queueResources(sharedQuota, capacity-reservedQuota, 1)))
 		for _, l := range shared {
-			typed = append(typed, queue(p, l.team.Name, p.Name+SharedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
+			typed = append(typed, tr.queue(tr.name(l.team.Name), root+SharedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed+l.borrow, l.team.Weight)))
 		}
 		typed = append(typed, departments...)
 	}
 	if len(reservedTeams) > 0 {
-		typed = append(typed, queue(p, p.Name+ReservedSuffix, p.Name, "", queueResources(reservedQuota, reservedQuota, 0)))
+		typed = append(typed, tr.queue(root+ReservedSuffix, root, "", queueResources(reservedQuota, reservedQuota, 0)))
 		for _, l := range reservedTeams {
-			typed = append(typed, queue(p, l.team.Name, p.Name+ReservedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed, l.team.Weight)))
+			typed = append(typed, tr.queue(tr.name(l.team.Name), root+ReservedSuffix, l.team.Name, queueResources(l.guaranteed, l.guaranteed, l.team.Weight)))
 		}
 	}
-	objs, err := render.Objects(typed)
-	if err != nil {
-		return nil, diag.List{{Severity: diag.Error, Type: field.ErrorTypeInternal, File: p.File, Message: "kai: " + err.Error()}}
-	}
-	return objs, nil
+	return typed
 }
 
 // queueResources returns a Queue's resources: GPUs as agreed; cpu and memory unlimited
@@ -156,12 +182,18 @@ func queueResources(quota, limit, weight int64) QueueResources {
 	}
 }
 
-func queue(p *plan.Agreement, name, parent, team string, resources QueueResources) *Queue {
-	return &Queue{
+// queue is one Queue of the tree, named as the tree names it (name and
+// parent already are), with the tree's labels.
+func (tr tree) queue(name, parent, team string, resources QueueResources) *Queue {
+	q := &Queue{
 		TypeMeta:   metav1.TypeMeta{APIVersion: QueueAPIVersion, Kind: gpu.Describe(gpu.KAI).QueueKind},
-		ObjectMeta: render.Meta(p.Name, team, name, ""),
+		ObjectMeta: render.Meta(tr.p.Name, team, name, ""),
 		Spec:       QueueSpec{ParentQueue: parent, Resources: resources},
 	}
+	if tr.pool != nil {
+		q.Labels[tr.label] = tr.pool.Value
+	}
+	return q
 }
 
 // priorityClass is the PriorityClass of one priority, with the value

@@ -1,8 +1,11 @@
 package kai_test
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,28 +186,40 @@ func TestQueueTree(t *testing.T) {
 				"light":           {Parent: "gpu-pool-shared", Quota: 4, Limit: 8, Weight: 1},
 			},
 		},
-		"flavors are summed, each MIG 1g slice counted as one GPU as KAI counts it": {
+		"a pool per flavor held, each counted alone, a MIG 1g slice as one GPU as KAI counts it": {
 			plan: plantest.Pool([]plan.Flavor{plantest.H100(16), plantest.A100(8), plantest.MIG(56)},
 				plantest.Team("a", plantest.Quota("h100", 8, 4, 4), plantest.Quota("a100", 4, 4, 0), plantest.Quota("a100-mig", 28, 0, 0)),
 				plantest.Team("b", plantest.Quota("h100", 8, 0, 0), plantest.Quota("a100-mig", 28, 14, 14))),
 			want: map[string]queue{
-				// 16 + 8 + 56 GPUs; parents hold the slices too, or no
-				// slice could start once the whole GPUs are in use.
-				"gpu-pool":        {Quota: 76, Limit: 80, Weight: 1},
-				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 76, Limit: 80, Weight: 1},
-				"a":               {Parent: "gpu-pool-shared", Quota: 40, Limit: 44, Weight: 1},
-				"b":               {Parent: "gpu-pool-shared", Quota: 36, Limit: 50, Weight: 1},
+				// b never lends its H100s, a never lends its slices:
+				// each is reserved in that pool alone.
+				"gpu-pool-h100":          {Quota: 16, Limit: 16, Weight: 1},
+				"gpu-pool-h100-shared":   {Parent: "gpu-pool-h100", Quota: 8, Limit: 8, Weight: 1},
+				"a-h100":                 {Parent: "gpu-pool-h100-shared", Quota: 8, Limit: 12, Weight: 1},
+				"gpu-pool-h100-reserved": {Parent: "gpu-pool-h100", Quota: 8, Limit: 8},
+				"b-h100":                 {Parent: "gpu-pool-h100-reserved", Quota: 8, Limit: 8, Weight: 1},
+				// b holds no A100: no queue of its in that pool.
+				"gpu-pool-a100":              {Quota: 4, Limit: 8, Weight: 1},
+				"gpu-pool-a100-shared":       {Parent: "gpu-pool-a100", Quota: 4, Limit: 8, Weight: 1},
+				"a-a100":                     {Parent: "gpu-pool-a100-shared", Quota: 4, Limit: 4, Weight: 1},
+				"gpu-pool-a100-mig":          {Quota: 56, Limit: 56, Weight: 1},
+				"gpu-pool-a100-mig-shared":   {Parent: "gpu-pool-a100-mig", Quota: 28, Limit: 28, Weight: 1},
+				"b-a100-mig":                 {Parent: "gpu-pool-a100-mig-shared", Quota: 28, Limit: 42, Weight: 1},
+				"gpu-pool-a100-mig-reserved": {Parent: "gpu-pool-a100-mig", Quota: 28, Limit: 28},
+				"a-a100-mig":                 {Parent: "gpu-pool-a100-mig-reserved", Quota: 28, Limit: 28, Weight: 1},
 			},
 		},
-		"a team with MIG quota only gets a limit, not KAI's hard zero": {
+		"a team with MIG quota only has no H100 queue": {
 			plan: plantest.Pool([]plan.Flavor{plantest.H100(8), plantest.MIG(14)},
 				plantest.Team("gpus", plantest.Quota("h100", 8, 8, 0)),
 				plantest.Team("slices", plantest.Quota("a100-mig", 14, 7, 0))),
 			want: map[string]queue{
-				"gpu-pool":        {Quota: 22, Limit: 22, Weight: 1},
-				"gpu-pool-shared": {Parent: "gpu-pool", Quota: 22, Limit: 22, Weight: 1},
-				"gpus":            {Parent: "gpu-pool-shared", Quota: 8, Limit: 8, Weight: 1},
-				"slices":          {Parent: "gpu-pool-shared", Quota: 14, Limit: 14, Weight: 1},
+				"gpu-pool-h100":            {Quota: 8, Limit: 8, Weight: 1},
+				"gpu-pool-h100-shared":     {Parent: "gpu-pool-h100", Quota: 8, Limit: 8, Weight: 1},
+				"gpus-h100":                {Parent: "gpu-pool-h100-shared", Quota: 8, Limit: 8, Weight: 1},
+				"gpu-pool-a100-mig":        {Quota: 14, Limit: 14, Weight: 1},
+				"gpu-pool-a100-mig-shared": {Parent: "gpu-pool-a100-mig", Quota: 14, Limit: 14, Weight: 1},
+				"slices-a100-mig":          {Parent: "gpu-pool-a100-mig-shared", Quota: 14, Limit: 14, Weight: 1},
 			},
 		},
 		"a 3g slice counts three GPUs; a resource KAI does not count, none": {
@@ -318,16 +333,35 @@ func TestRules(t *testing.T) {
 				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.amd]\nguaranteed = 8\nlendable = 8\n",
 			want: diag.List{warn(6, 12, "flavors.amd.resource")},
 		},
-		"a MIG flavor beside whole GPUs: refused, said per team": {
+		"a MIG flavor beside whole GPUs: a pool each, nothing to say": {
 			src: pool + "[flavors.mig]\nresource = \"nvidia.com/mig-1g.10gb\"\ncapacity = 56\n" +
 				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.mig]\nguaranteed = 28\nlendable = 28\n" +
 				"[teams.b.flavors.mig]\nborrow = 4\n[teams.c]\n",
-			want: diag.List{refused(5, 10, "flavors.mig")},
 		},
-		"several whole-GPU flavors with quotas: refused, not summed": {
+		"partly lendable and reclaim wait in two pools: the numbers once per pool, wait once": {
 			src: pool + "[flavors.a100]\ncapacity = 8\n" +
+				"[teams.a]\nreclaim = \"wait\"\n[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 4\n[teams.a.flavors.a100]\nguaranteed = 8\nlendable = 2\n",
+			want: diag.List{
+				warn(8, 11, "teams.a.reclaim"),
+				warn(11, 12, "teams.a.flavors.h100.lendable"),
+				warn(14, 12, "teams.a.flavors.a100.lendable"),
+			},
+		},
+		"two pools of one value: refused": {
+			src: pool + "node_pool = \"gpu\"\n[flavors.a100]\ncapacity = 8\nnode_pool = \"gpu\"\n" +
 				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.a100]\nguaranteed = 8\nlendable = 8\n",
-			want: diag.List{refused(5, 10, "flavors.a100")},
+			want: diag.List{diagtest.Error("tenancy.toml", 8, 13, "flavors.a100.node_pool", field.ErrorTypeDuplicate)},
+		},
+		"a pool named like KAI's default shard: refused": {
+			src: pool + "[flavors.default]\ncapacity = 8\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n[teams.a.flavors.default]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 5, 10, "flavors.default", field.ErrorTypeDuplicate)},
+		},
+		"a pool's queue name longer than a label value: refused": {
+			src: pool + "[flavors.a100-sxm4-80gb-nvlink-eight-way]\ncapacity = 8\n" +
+				"[teams.a.flavors.h100]\nguaranteed = 8\nlendable = 8\n" +
+				"[teams.research-and-development-of-large-models.flavors.a100-sxm4-80gb-nvlink-eight-way]\nguaranteed = 8\nlendable = 8\n",
+			want: diag.List{diagtest.Error("tenancy.toml", 10, 8, "teams.research-and-development-of-large-models", field.ErrorTypeTooLong)},
 		},
 		"quotas on one flavor beside another nobody holds: warned, not refused": {
 			src: pool + "[flavors.a100]\ncapacity = 8\n" +
@@ -446,7 +480,58 @@ func kaiCRDs(t *testing.T) map[string]*crdcheck.CRD {
 	if crds["Queue"] == nil {
 		t.Fatalf("no Queue CRD among %v in %s", kaiCRDFiles, dir)
 	}
+	crds["SchedulingShard"] = schedulingShardCRD(t)
 	return crds
+}
+
+// SchedulingShardGVK is how TestConformsToKAI's switch names the kind.
+const SchedulingShardGVK = kai.SchedulingShardAPIVersion + "/" + kai.SchedulingShardKind
+
+// kaiSource is KAI Scheduler v0.17.0's release tarball in shared/src/, the
+// source the KAI suite builds from.
+const kaiSource = "kai-scheduler-v0.17.0.tar.gz"
+
+// schedulingShardCRD reads the SchedulingShard CRD from KAI's source
+// tarball (deployments/kai-scheduler/crds/), which shared/crds/kai/ does
+// not hold: the same file the KAI suite installs, read where it is rather
+// than copied into the repository. Like kaiCRDs it fails when the tarball
+// is absent.
+func schedulingShardCRD(t *testing.T) *crdcheck.CRD {
+	t.Helper()
+	path := filepath.Join(examples.Root(t), "..", "shared", "src", kaiSource)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("KAI's source is expected at %s (shared/src/, beside the repository clone; CI always has it): %v", path, err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if !strings.HasSuffix(h.Name, "/deployments/kai-scheduler/crds/kai.scheduler_schedulingshards.yaml") {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, h.Name, err)
+		}
+		crd, err := crdcheck.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, h.Name, err)
+		}
+		return crd
+	}
+	t.Fatalf("%s holds no deployments/kai-scheduler/crds/kai.scheduler_schedulingshards.yaml", path)
+	return nil
 }
 
 // conformCRD checks an object against its CRD as the API server would, and
@@ -496,9 +581,6 @@ func TestConformsToKAI(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.KAI}))
 			if err != nil {
-				if strings.Contains(err.Error(), "not one per flavor") {
-					t.Skipf("refused for KAI (quotas on several flavors): %v", firstLine(err))
-				}
 				t.Fatal(err)
 			}
 			teamOf := map[string]bool{}
@@ -546,6 +628,15 @@ func TestConformsToKAI(t *testing.T) {
 					// The guardrails: render/guard's TestConformsToKubernetes.
 				case "monitoring.coreos.com/v1/PrometheusRule", "v1/ConfigMap":
 					// Monitoring: render/monitor's TestConformsToPrometheusOperator.
+				case SchedulingShardGVK:
+					conformCRD(t, crds["SchedulingShard"], o)
+					var meta struct {
+						Metadata metav1.ObjectMeta `json:"metadata"`
+					}
+					if err := yaml.Unmarshal(o.YAML, &meta); err != nil {
+						t.Fatal(err)
+					}
+					validateMeta(t, o, meta.Metadata, false, apivalidation.NameIsDNSSubdomain)
 				default:
 					// KAI's other kinds (PodGroup, Topology), should the
 					// renderer emit them.
@@ -574,19 +665,9 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: generator.KAI}))
 			if err != nil {
-				if strings.Contains(err.Error(), "not one per flavor") {
-					t.Skipf("refused for KAI (quotas on several flavors): %v", firstLine(err))
-				}
 				t.Fatal(err)
 			}
 			p := res.Plan
-			// KAI counts whole GPUs and MIG slices, a slice
-			// nvidia.com/mig-<N>g.<M>gb as N GPUs.
-			gpus := func(f plan.Flavor, n int64) int64 { return n * gpu.PerUnit(f.Resource) }
-			var capacity int64
-			for _, f := range p.Flavors {
-				capacity += gpus(f, f.Capacity)
-			}
 			got := queues(t, p)
 			seen := map[string]bool{}
 			for _, o := range res.Objects {
@@ -606,7 +687,7 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 				sum, ok := childQuota[name]
 				switch {
 				case !ok:
-				case p.Department(name) != nil:
+				case p.Department(strings.TrimSuffix(name, poolSuffix(p, name))) != nil:
 					// The rest is the department's surplus, which KAI
 					// divides among its teams first.
 					if sum > q.Quota {
@@ -616,58 +697,122 @@ func TestQueueTreeOfEveryAgreement(t *testing.T) {
 					t.Errorf("queue %s: quota %d, its children's add up to %d", name, q.Quota, sum)
 				}
 			}
-			var reservedQuota int64
-			for _, tm := range p.Teams {
-				var g, l, b int64
-				for _, f := range p.Flavors {
-					q := tm.Quota(f.Name)
-					g, l, b = g+gpus(f, q.Guaranteed), l+gpus(f, q.Lendable), b+gpus(f, q.Borrow)
-				}
-				leaf, ok := got[tm.Name]
-				if !ok {
-					t.Errorf("team %s has no queue", tm.Name)
-					continue
-				}
-				want := queue{Parent: p.Name + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: tm.Weight}
-				switch {
-				case tm.Department != "":
-					// Under its department, whatever it lends.
-					want.Parent = tm.Department
-				case g > 0 && l == 0:
-					reservedQuota += g
-					want = queue{Parent: p.Name + kai.ReservedSuffix, Quota: g, Limit: g, Weight: tm.Weight}
-				}
-				if diff := cmp.Diff(want, leaf); diff != "" {
-					t.Errorf("team %s's queue (-want,+got):\n%s", tm.Name, diff)
-				}
+			pools := kai.Pools(p)
+			if pools == nil {
+				checkTree(t, p, got, func(base string) string { return base }, false)
+				return
 			}
-			// A department's queue: quota its guarantee, limit guarantee
-			// + borrow, its weight, under the shared subtree.
-			for _, d := range p.Departments {
-				var g, b int64
-				for _, f := range p.Flavors {
-					q := d.Quota(f.Name)
-					g, b = g+gpus(f, q.Guaranteed), b+gpus(f, q.Borrow)
+			pooled := map[string]bool{}
+			for _, pool := range pools {
+				t.Run("pool "+pool.Name, func(t *testing.T) {
+					part := p.FlavorPart(pool.Flavor.Name)
+					name := func(base string) string { return kai.QueueName(p, base, pool.Flavor) }
+					inPool := checkTree(t, part, got, name, true)
+					for q := range inPool {
+						pooled[q] = true
+					}
+				})
+			}
+			for name := range got {
+				if !pooled[name] {
+					t.Errorf("queue %s is in no pool's tree", name)
 				}
-				want := queue{Parent: p.Name + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: d.Weight}
-				if diff := cmp.Diff(want, got[d.Name]); diff != "" {
-					t.Errorf("department %s's queue (-want,+got):\n%s", d.Name, diff)
-				}
-			}
-			if r, ok := got[p.Name+kai.ReservedSuffix]; ok && (r.Limit != r.Quota || r.Quota != reservedQuota) {
-				t.Errorf("reserved subtree: %v, want quota = limit = %d", r, reservedQuota)
-			}
-			if s, ok := got[p.Name+kai.SharedSuffix]; ok && s.Limit != capacity-reservedQuota {
-				t.Errorf("shared subtree: limit %d, want the capacity %d minus the reserved guarantees %d", s.Limit, capacity, reservedQuota)
-			}
-			if root := got[p.Name]; root.Limit != capacity || root.Parent != "" {
-				t.Errorf("pool queue: %v, want no parent and limit = capacity %d", root, capacity)
 			}
 		})
 	}
 }
 
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
+// poolSuffix is the -<pool> a pool's queue name ends with; empty for an
+// agreement that renders unsharded.
+func poolSuffix(p *plan.Agreement, name string) string {
+	for _, pool := range kai.Pools(p) {
+		if strings.HasSuffix(name, "-"+pool.Name) {
+			return "-" + pool.Name
+		}
+	}
+	return ""
+}
+
+// checkTree checks one queue tree of a render (got, every Queue by name):
+// the agreement's only one, or a pool's, whose plan is its flavor's part,
+// whose names name gives and where only teams and departments that hold
+// some of the flavor have a Queue. It returns the tree's Queue names.
+func checkTree(t *testing.T, p *plan.Agreement, got map[string]queue, name func(string) string, pooled bool) map[string]bool {
+	t.Helper()
+	mine := map[string]bool{}
+	// KAI counts whole GPUs and MIG slices, a slice
+	// nvidia.com/mig-<N>g.<M>gb as N GPUs.
+	gpus := func(f plan.Flavor, n int64) int64 { return n * gpu.PerUnit(f.Resource) }
+	var capacity int64
+	for _, f := range p.Flavors {
+		capacity += gpus(f, f.Capacity)
+	}
+	root := name(p.Name)
+	var reservedQuota int64
+	for _, tm := range p.Teams {
+		var g, l, b int64
+		for _, f := range p.Flavors {
+			q := tm.Quota(f.Name)
+			g, l, b = g+gpus(f, q.Guaranteed), l+gpus(f, q.Lendable), b+gpus(f, q.Borrow)
+		}
+		leaf, ok := got[name(tm.Name)]
+		if pooled && g+b == 0 {
+			if ok {
+				t.Errorf("team %s holds none of the pool's flavor, yet has queue %s", tm.Name, name(tm.Name))
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("team %s has no queue %s", tm.Name, name(tm.Name))
+			continue
+		}
+		mine[name(tm.Name)] = true
+		want := queue{Parent: root + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: tm.Weight}
+		switch {
+		case tm.Department != "":
+			// Under its department, whatever it lends.
+			want.Parent = name(tm.Department)
+		case g > 0 && l == 0:
+			reservedQuota += g
+			want = queue{Parent: root + kai.ReservedSuffix, Quota: g, Limit: g, Weight: tm.Weight}
+		}
+		if diff := cmp.Diff(want, leaf); diff != "" {
+			t.Errorf("team %s's queue (-want,+got):\n%s", tm.Name, diff)
+		}
+	}
+	// A department's queue: quota its guarantee, limit guarantee
+	// + borrow, its weight, under the shared subtree.
+	for _, d := range p.Departments {
+		var g, b int64
+		for _, f := range p.Flavors {
+			q := d.Quota(f.Name)
+			g, b = g+gpus(f, q.Guaranteed), b+gpus(f, q.Borrow)
+		}
+		dq, ok := got[name(d.Name)]
+		if pooled && !ok {
+			continue // none of its teams holds the flavor (TestPoolTrees)
+		}
+		mine[name(d.Name)] = true
+		want := queue{Parent: root + kai.SharedSuffix, Quota: g, Limit: g + b, Weight: d.Weight}
+		if diff := cmp.Diff(want, dq); diff != "" {
+			t.Errorf("department %s's queue (-want,+got):\n%s", d.Name, diff)
+		}
+	}
+	if r, ok := got[root+kai.ReservedSuffix]; ok {
+		mine[root+kai.ReservedSuffix] = true
+		if r.Limit != r.Quota || r.Quota != reservedQuota {
+			t.Errorf("reserved subtree: %v, want quota = limit = %d", r, reservedQuota)
+		}
+	}
+	if s, ok := got[root+kai.SharedSuffix]; ok {
+		mine[root+kai.SharedSuffix] = true
+		if s.Limit != capacity-reservedQuota {
+			t.Errorf("shared subtree: limit %d, want the capacity %d minus the reserved guarantees %d", s.Limit, capacity, reservedQuota)
+		}
+	}
+	mine[root] = true
+	if r := got[root]; r.Limit != capacity || r.Parent != "" {
+		t.Errorf("pool queue %s: %v, want no parent and limit = capacity %d", root, r, capacity)
+	}
+	return mine
 }

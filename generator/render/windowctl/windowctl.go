@@ -111,16 +111,47 @@ func splitWindows(rep *diag.Reporter, p *plan.Agreement) {
 	}
 }
 
+// Queue is one scheduler queue the controller patches, and its team.
+type Queue struct {
+	Team, Name string
+}
+
 // Queues are the scheduler objects the controller patches: the queues of
-// the teams that have windows, sorted.
-func Queues(p *plan.Agreement) []string {
-	var out []string
+// the teams that have windows, sorted by name. On KAI an agreement of node
+// pools (gpu.Pools) gives a team one queue per pool it holds some of, each
+// limited by its window in that flavor; elsewhere a team's queue is named
+// after it.
+func Queues(p *plan.Agreement, b gpu.Backend) []Queue {
+	var pools []gpu.Pool
+	if b == gpu.KAI {
+		pools = gpu.Pools(p)
+	}
+	var out []Queue
 	for i := range p.Teams {
-		if len(p.Teams[i].Windows) > 0 {
-			out = append(out, p.Teams[i].Name)
+		t := &p.Teams[i]
+		if len(t.Windows) == 0 {
+			continue
+		}
+		if pools == nil {
+			out = append(out, Queue{Team: t.Name, Name: t.Name})
+			continue
+		}
+		for _, pool := range pools {
+			if q := t.Quota(pool.Name); q.Guaranteed+q.Borrow > 0 {
+				out = append(out, Queue{Team: t.Name, Name: gpu.PoolQueueName(t.Name, pool.Name)})
+			}
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b Queue) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// queueNames are the names of Queues, in order.
+func queueNames(qs []Queue) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.Name
+	}
 	return out
 }
 
@@ -164,7 +195,7 @@ func (r Renderer) Render(p *plan.Agreement) ([]render.Object, diag.List) {
 		Rules: []rbacv1.PolicyRule{
 			// Only the queues of teams with windows; get and patch (apply)
 			// are what the controller calls.
-			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: Queues(p), Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{queues.QueueGroup}, Resources: []string{queues.QueueResource}, ResourceNames: queueNames(Queues(p, r.Backend)), Verbs: []string{"get", "list", "watch", "patch"}},
 			// Events about a cluster-scoped queue are recorded in the
 			// default namespace, so creating them is cluster-wide.
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

@@ -483,22 +483,24 @@ func TestKAIMIGSlicesBorrowUpToLimit(t *testing.T) {
 	waitBound(t, "notebooks", "m", 42)
 }
 
-func TestKAIMultiFlavorRefused(t *testing.T) {
+func TestKAIMultiFlavorPools(t *testing.T) {
 	begin(t)
-	// A KAI Queue has one GPU dimension: an agreement whose teams hold
-	// quotas on two counted flavors cannot be held, and the render says so
-	// instead of summing the flavors.
-	out, stderr, err := renderRaw("examples/multi-flavor/tenancy.toml")
-	if err == nil {
-		t.Fatalf("tenancy render --backend kai accepted the two-flavor agreement; it must refuse it")
-	}
-	if len(out) != 0 {
-		t.Errorf("a refused render wrote %d bytes to stdout", len(out))
-	}
-	for _, want := range []string{"kai", "one GPU quota", "h100", "a100-mig"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("the refusal does not say %q:\n%s", want, stderr)
+	// The two-flavor agreement that --backend kai refused before issue 30
+	// renders as a node pool per flavor: a SchedulingShard each, and Queues
+	// carrying the pool label, which KAI's CRDs accept. The pools at work
+	// are the node-pool checks'.
+	objs := render(t, "examples/multi-flavor/tenancy.toml")
+	for _, pool := range []string{"h100", "a100-mig"} {
+		shard := find(t, objs, "SchedulingShard", pool)
+		if v, _, _ := unstructured.NestedString(shard.Object, "spec", "partitionLabelValue"); v != pool {
+			t.Errorf("SchedulingShard %s: partitionLabelValue %q, want %q", pool, v, pool)
 		}
+	}
+	if got := find(t, objs, "Queue", "training-h100").GetLabels()["kai.scheduler/node-pool"]; got != "h100" {
+		t.Errorf("Queue training-h100: pool label %q, want h100", got)
+	}
+	if _, err := env.cp.Applier.Apply(ctxFor(t), objs, true); err != nil {
+		t.Errorf("the node pools' render refused by the API server with KAI's CRDs: %v", err)
 	}
 }
 

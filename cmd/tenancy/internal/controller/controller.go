@@ -141,15 +141,15 @@ func (c *Controller) Reconcile(ctx context.Context) time.Time {
 		body, err := json.Marshal(a.Patch)
 		if err == nil {
 			force := true
-			_, err = c.cfg.Client.Resource(c.gvr).Patch(ctx, a.Team, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: generator.WindowFieldManager, Force: &force})
+			_, err = c.cfg.Client.Resource(c.gvr).Patch(ctx, a.Queue, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: generator.WindowFieldManager, Force: &force})
 		}
 		if err != nil {
 			failed = true
 			c.errors.Inc()
-			fmt.Fprintf(c.cfg.Log, "tenancy windows: apply %s %s: %v\n", c.gvr.Resource, a.Team, err)
+			fmt.Fprintf(c.cfg.Log, "tenancy windows: apply %s %s: %v\n", c.gvr.Resource, a.Queue, err)
 			continue
 		}
-		c.edgeEvents(ctx, a.Team, open, now)
+		c.edgeEvents(ctx, a.Team, a.Queue, open, now)
 	}
 	if !failed {
 		c.lastApply.SetToCurrentTime()
@@ -164,8 +164,9 @@ func (c *Controller) Reconcile(ctx context.Context) time.Time {
 
 // edgeEvents records an Event on the team's queue for each of its windows
 // whose state differs from the last apply (and for the open ones at
-// start-up), so kubectl describe shows the edges.
-func (c *Controller) edgeEvents(ctx context.Context, team string, open map[string]bool, now time.Time) {
+// start-up), so kubectl describe shows the edges. A team with a queue per
+// KAI node pool gets each edge once, on the first of its queues applied.
+func (c *Controller) edgeEvents(ctx context.Context, team, queue string, open map[string]bool, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.cfg.Plan
@@ -188,7 +189,7 @@ func (c *Controller) edgeEvents(ctx context.Context, team string, open map[strin
 			reason, verb = "WindowClosed", "closed"
 		}
 		msg := fmt.Sprintf("lending window %d of team %s (%s) %s at %s: limits applied by tenancy-windows", i, team, w.Schedule.Describe(), verb, now.Format(time.RFC3339))
-		if err := c.event(ctx, team, reason, msg); err != nil {
+		if err := c.event(ctx, queue, reason, msg); err != nil {
 			fmt.Fprintf(c.cfg.Log, "tenancy windows: event: %v\n", err)
 		}
 		fmt.Fprintf(c.cfg.Log, "tenancy windows: %s\n", msg)
@@ -198,20 +199,20 @@ func (c *Controller) edgeEvents(ctx context.Context, team string, open map[strin
 // EventsGVR is core/v1 Events, which the controller records edges as.
 var EventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 
-// event records an Event about the team's queue. An Event about a
+// event records an Event about a team's queue. An Event about a
 // cluster-scoped object lives in the default namespace. Its timestamps are
 // real time, whatever the controller's clock, as kubectl shows their age.
-func (c *Controller) event(ctx context.Context, team, reason, msg string) error {
-	obj, err := c.cfg.Client.Resource(c.gvr).Get(ctx, team, metav1.GetOptions{})
+func (c *Controller) event(ctx context.Context, queue, reason, msg string) error {
+	obj, err := c.cfg.Client.Resource(c.gvr).Get(ctx, queue, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	ev := map[string]any{
 		"apiVersion": "v1", "kind": "Event",
-		"metadata": map[string]any{"generateName": team + ".", "namespace": metav1.NamespaceDefault},
+		"metadata": map[string]any{"generateName": queue + ".", "namespace": metav1.NamespaceDefault},
 		"involvedObject": map[string]any{
-			"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "name": team, "uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(),
+			"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "name": queue, "uid": string(obj.GetUID()), "resourceVersion": obj.GetResourceVersion(),
 		},
 		"reason": reason, "message": msg, "type": "Normal",
 		"source":         map[string]any{"component": generator.WindowFieldManager},
