@@ -10,6 +10,22 @@ import (
 	"github.com/tenancy-dev/tenancy/test/e2e/internal/workload"
 )
 
+// guardAdmin applies the agreement (a file of test/e2e/testdata) and returns
+// training's namespace admin for dry-run probes, once the agreement's queue
+// policy is in force.
+func guardAdmin(t *testing.T, agreement string) *probe.TeamAdmin {
+	t.Helper()
+	begin(t)
+	objs := reset(t, testdata(agreement))
+	alice := newTeamAdmin(t, "training", "alice")
+	alice.Real = false
+	waitGuardrails(t, objs, alice)
+	return alice
+}
+
+// onKAIScheduler puts a pod spec on KAI's scheduler.
+func onKAIScheduler(s corev1.PodSpec) corev1.PodSpec { s.SchedulerName = "kai-scheduler"; return s }
+
 // Check: the queue policy admits part of a GPU only on a flavor that shares
 // its GPUs by fraction. With the flavor sharing ([kai] gpu_sharing =
 // "fraction"), a gpu-fraction or gpu-memory pod on the team's queue is
@@ -18,18 +34,13 @@ import (
 // naming the flavor (TestKAIGuardrails). Dry runs: admission is what is
 // checked, not binding (the fractional suite binds).
 func TestKAIGuardFractions(t *testing.T) {
-	begin(t)
-	objs := reset(t, testdata("kai-guard-sharing.toml"))
-	alice := newTeamAdmin(t, "training", "alice")
-	alice.Real = false
-	waitGuardrails(t, objs, alice)
-	onKAI := func(s corev1.PodSpec) corev1.PodSpec { s.SchedulerName = "kai-scheduler"; return s }
+	alice := guardAdmin(t, "kai-guard-sharing.toml")
 	own := map[string]string{"kai.scheduler/queue": "training"}
 	other := map[string]string{"kai.scheduler/queue": "research"}
 	annotated := func(k, v string) func(*corev1.Pod) {
 		return func(p *corev1.Pod) { p.Annotations = map[string]string{k: v} }
 	}
-	cpu := onKAI(workload.CPUPodSpec())
+	cpu := onKAIScheduler(workload.CPUPodSpec())
 	probe.Try(t, ctxFor(t), []probe.Attempt{
 		alice.Probe(t, "half a GPU on its team's queue", workload.Pods, workload.PodWith(own, cpu, annotated("gpu-fraction", "0.5"))),
 		alice.Probe(t, "GPU memory on its team's queue", workload.Pods, workload.PodWith(own, cpu, annotated("gpu-memory", "4000"))),
@@ -48,12 +59,7 @@ func TestKAIGuardFractions(t *testing.T) {
 // does not share) and a PodGroup whose pool label is not its queue's.
 // Half an H100 on the team's H100 queue is admitted. Dry runs.
 func TestKAIGuardNodePools(t *testing.T) {
-	begin(t)
-	objs := reset(t, testdata("kai-guard-pools.toml"))
-	alice := newTeamAdmin(t, "training", "alice")
-	alice.Real = false
-	waitGuardrails(t, objs, alice)
-	onKAI := func(s corev1.PodSpec) corev1.PodSpec { s.SchedulerName = "kai-scheduler"; return s }
+	alice := guardAdmin(t, "kai-guard-pools.toml")
 	placed := func(queue, pool string) map[string]string {
 		l := map[string]string{"kai.scheduler/queue": queue}
 		if pool != "" {
@@ -62,7 +68,7 @@ func TestKAIGuardNodePools(t *testing.T) {
 		return l
 	}
 	half := func(p *corev1.Pod) { p.Annotations = map[string]string{"gpu-fraction": "0.5"} }
-	h100, mig, cpu := onKAI(workload.GPUPodSpec(gpu, 1)), onKAI(workload.GPUPodSpec("nvidia.com/mig-1g.10gb", 1)), onKAI(workload.CPUPodSpec())
+	h100, mig, cpu := onKAIScheduler(workload.GPUPodSpec(gpu, 1)), onKAIScheduler(workload.GPUPodSpec("nvidia.com/mig-1g.10gb", 1)), onKAIScheduler(workload.CPUPodSpec())
 	podGroup := func(queue, pool string) *unstructured.Unstructured {
 		return workload.Custom(map[string]string{"kai.scheduler/node-pool": pool}, map[string]any{"queue": queue, "minMember": int64(1)})
 	}
