@@ -1,6 +1,7 @@
 package kai
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,4 +92,43 @@ func TestKAIGuardNodePools(t *testing.T) {
 		alice.Probe(t, "a PodGroup on its H100 queue with the A100 pool's label", workload.PodGroups, podGroup("training-h100", "a100-mig"),
 			"PodGroup queue training-h100 is in node pool h100, but its label kai.scheduler/node-pool says a100-mig"),
 	})
+}
+
+// Check: the pool label reaches the PodGroup as the policy reads it. KAI's
+// podgrouper labels a PodGroup with the top owner's pool label, else the
+// pod's (pkg/podgrouper/pod_controller.go addNodePoolLabel): a Job labelled
+// with queue and pool, and a Deployment with its queue on itself and its
+// pool on its pod template only, each get a PodGroup on training-h100
+// labelled h100, which the H100 shard schedules. Made for real.
+func TestKAIGuardPoolLabelReachesPodGroup(t *testing.T) {
+	alice := guardAdmin(t, "kai-guard-pools.toml")
+	alice.Real = true
+	t.Cleanup(func() {
+		if err := alice.DeleteMade(context.Background(), env.cp.Dynamic); err != nil {
+			t.Error(err)
+		}
+	})
+	queue := map[string]string{"kai.scheduler/queue": "training-h100"}
+	pool := map[string]string{"kai.scheduler/node-pool": "h100"}
+	both := map[string]string{"kai.scheduler/queue": "training-h100", "kai.scheduler/node-pool": "h100"}
+	h100 := onKAIScheduler(workload.GPUPodSpec(gpu, 1))
+	job := workload.JobOf("", "probe", both, h100)
+	job.Spec.Suspend = nil // JobOf's Jobs wait for Kueue; this one runs
+	probe.Try(t, ctxFor(t), []probe.Attempt{
+		alice.Probe(t, "a Job labelled with its queue and pool", workload.Jobs, job),
+		alice.Probe(t, "a Deployment with its pool on its pod template only", workload.Deployments, workload.DeploymentOf("probe", queue, pool, workload.RestartAlways(h100))),
+	})
+	if len(alice.Made) != 2 {
+		t.Fatalf("%d objects made, want the Job and the Deployment", len(alice.Made))
+	}
+	for _, m := range alice.Made {
+		p := firstPod(t, "training", m.Name+"-")
+		pg := waitPodGroup(t, "training", p.Name)
+		q, _, _ := unstructured.NestedString(pg.Object, "spec", "queue")
+		if got := pg.GetLabels()["kai.scheduler/node-pool"]; q != "training-h100" || got != "h100" {
+			t.Errorf("%s: PodGroup %s on queue %q with pool label %q, want training-h100 and h100", m.What, pg.GetName(), q, got)
+		} else {
+			t.Logf("%s: KAI's podgrouper put pod %s in PodGroup %s on queue %s, labelled %s", m.What, p.Name, pg.GetName(), q, got)
+		}
+	}
 }
