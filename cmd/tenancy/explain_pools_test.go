@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,50 +9,31 @@ import (
 	"github.com/tenancy-dev/tenancy/generator"
 )
 
-// pooledAgreement has two node pools under KAI: h100, shared by fraction,
-// and a100 (MIG slices) labelled a100-mig; research holds no A100s.
-const pooledAgreement = `version = 1
+// sharedAgreement is one queue tree whose flavor shares by fraction.
+const sharedAgreement = `version = 1
 name = "gpu-pool"
-[flavors.h100]
-capacity = 32
+[kai]
 gpu_sharing = "fraction"
-[flavors.a100]
-resource = "nvidia.com/mig-1g.10gb"
-capacity = 56
-node_pool = "a100-mig"
-[teams.training.flavors.h100]
-guaranteed = 16
-[teams.training.flavors.a100]
-guaranteed = 14
-[teams.research.flavors.h100]
+[flavors.h100]
+capacity = 8
+[teams.training]
 guaranteed = 8
 `
 
-// TestExplainPools: rendered for KAI, explain lists each node pool with
-// its label value, sharing and team queues, or, on one queue tree, the
-// flavors that share by fraction; otherwise it says nothing.
+// TestExplainPools: rendered for KAI, explain says on one queue tree which
+// flavors share by fraction; rendered for Kueue, nothing. The node pools'
+// table is in the multi-flavor example's golden.
 func TestExplainPools(t *testing.T) {
-	single := strings.Replace(pooledAgreement, "[teams.training.flavors.a100]\nguaranteed = 14\n", "", 1)
 	tests := map[string]struct {
 		src     string
 		backend generator.Backend
 		want    string
 	}{
-		"two pools": {pooledAgreement, generator.KAI, `
-KAI node pools (one SchedulingShard and queue tree per flavor; GPU work names its team's queue of a pool
-  and carries the pool's label kai.scheduler/node-pool, on the workload or its pod template)
-  POOL  LABEL VALUE  RESOURCE                GPU SHARING  TEAM QUEUES
-  h100  h100         nvidia.com/gpu          fraction     research-h100, training-h100
-  a100  a100-mig     nvidia.com/mig-1g.10gb  none         training-a100
-  The guardrails refuse GPU work without the pool label, with another pool's label than its queue's, asking for
-  a resource its pool does not hold, or asking for part of a GPU in a pool that does not share. Nodes are not
-  labelled by tenancy: see docs/kai.md.
-`},
-		"one queue tree that shares": {single, generator.KAI, `
+		"one queue tree that shares": {sharedAgreement, generator.KAI, `
 KAI: pods may ask for part of a GPU of h100 (annotation gpu-fraction or gpu-memory, on the team's queue);
   the guardrails refuse fractions of any other flavor.
 `},
-		"on Kueue": {pooledAgreement, generator.Kueue, ""},
+		"on Kueue": {sharedAgreement, generator.Kueue, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

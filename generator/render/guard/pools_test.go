@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tenancy-dev/tenancy/generator"
-	"github.com/tenancy-dev/tenancy/generator/render"
-	"github.com/tenancy-dev/tenancy/generator/render/guard"
 )
 
 // pooled is an agreement KAI renders as two node pools: h100 (whole GPUs,
@@ -35,20 +33,10 @@ guaranteed = 14
 guaranteed = 8
 `
 
-// renderKAIGuard renders the KAI guardrails alone, from the agreement's
-// plan, so the policy is tested apart from the KAI queues.
+// renderKAIGuard renders the agreement for KAI, node pools and all.
 func renderKAIGuard(t *testing.T, src string) rendered {
 	t.Helper()
-	p, _, err := generator.Check(generator.Source{Data: []byte(src)}, generator.Options{Backend: generator.Kueue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, diags := guard.Renderer{Backend: render.KAI}.Render(p)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
-	r := rendered{policies: policies(t, objs)}
-	return r
+	return renderGuard(t, src, generator.Options{Backend: generator.KAI})
 }
 
 // onPool is a GPU pod on KAI with the queue and node pool labels given

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,25 +115,58 @@ func waitPolicyData(t *testing.T, objs []*obj) {
 	if vap == nil || team == nil {
 		return
 	}
-	list := func(name string) []string {
+	// The policy's data variables are CEL literals of quoted strings,
+	// lists and maps: JSON.
+	variable := func(name string, into any) {
 		vars, _, _ := unstructured.NestedSlice(vap.Object, "spec", "variables")
 		for _, v := range vars {
 			m, _ := v.(map[string]any)
 			if m["name"] != name {
 				continue
 			}
-			var out []string
-			if err := json.Unmarshal([]byte(fmt.Sprint(m["expression"])), &out); err != nil {
-				t.Fatalf("policy variable %s is no list literal: %v", name, err)
+			if err := json.Unmarshal([]byte(fmt.Sprint(m["expression"])), into); err != nil {
+				t.Fatalf("policy variable %s is no JSON literal: %v", name, err)
 			}
-			return out
+			return
 		}
 		t.Fatalf("the policy has no variable %s", name)
-		return nil
 	}
-	w := work{ns: team.GetName(), queue: team.GetLabels()["tenancy.dev/team"]}
-	priorities := append(list("priorities"), "")
+	list := func(name string) []string {
+		var out []string
+		variable(name, &out)
+		return out
+	}
+	name := team.GetLabels()["tenancy.dev/team"]
+	// Where each resource goes: the team's queue, or on KAI's node pools
+	// its queue of the pool holding the resource, with the pool's label.
+	type placement struct{ queue, pool string }
+	where := map[string]placement{}
 	for _, res := range list("gpus") {
+		where[res] = placement{queue: name}
+	}
+	pools := list("nodePools") // the suite renders for KAI only
+	var label string
+	if len(pools) > 0 {
+		var teamQueues, poolGPUs map[string][]string
+		var queuePools map[string]string
+		variable("nodePoolLabel", &label)
+		variable("teamQueues", &teamQueues)
+		variable("queuePools", &queuePools)
+		variable("poolGPUs", &poolGPUs)
+		where = map[string]placement{}
+		for _, q := range teamQueues[name] {
+			for _, res := range poolGPUs[queuePools[q]] {
+				where[res] = placement{queue: q, pool: queuePools[q]}
+			}
+		}
+	}
+	w := work{ns: team.GetName()}
+	priorities := append(list("priorities"), "")
+	for _, res := range slices.Sorted(maps.Keys(where)) {
+		w.queue, w.labels = where[res].queue, nil
+		if pool := where[res].pool; pool != "" {
+			w.labels = map[string]string{label: pool}
+		}
 		for _, prio := range priorities {
 			w.res, w.priority = corev1.ResourceName(res), prio
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-data", Namespace: w.ns, Labels: w.podLabels()}, Spec: w.podSpec()}
