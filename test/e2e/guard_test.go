@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -149,7 +150,12 @@ func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt
 		return err != nil, fmt.Sprintf("%s still let through", p.What)
 	})
 	for _, pol := range policies {
-		waitFor(t, "policy "+pol.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
+		// kube-controller-manager's policy status controller type-checks a
+		// policy in its own time: a few seconds alone, over 30 s while
+		// make e2e's other suites keep both cores busy (the check failed
+		// there twice with observedGeneration 0). The wait is a bound,
+		// not a delay.
+		waits.UntilWithin(t, ctxFor(t), 2*time.Minute, "policy "+pol.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
 			done, warnings, why := probe.TypeChecked(ctx, env.cp.Dynamic, pol.GetName())
 			for _, w := range warnings {
 				t.Errorf("policy %s: the API server's type check warns: %v", pol.GetName(), w)
