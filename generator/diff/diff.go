@@ -169,15 +169,15 @@ func Compare(old, new Side) (*Report, error) {
 	r.Summary.Pools = comparePools(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), backendOf(old.Result, new.Result))
 	outcomeApprovals(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), &r.Summary)
 
-	oldObjs, err := index(old.Result)
+	oldObjs, oldKeys, err := index(old.Result)
 	if err != nil {
 		return nil, fmt.Errorf("old side: %w", err)
 	}
-	newObjs, err := index(new.Result)
+	newObjs, newKeys, err := index(new.Result)
 	if err != nil {
 		return nil, fmt.Errorf("new side: %w", err)
 	}
-	for _, k := range mergeOrder(keys(old.Result), keys(new.Result)) {
+	for _, k := range mergeOrder(oldKeys, newKeys) {
 		a, inOld := oldObjs[k]
 		b, inNew := newObjs[k]
 		c := ObjectChange{ObjectKey: k}
@@ -301,30 +301,23 @@ func keyOf(o generator.Object) ObjectKey {
 	return ObjectKey{APIVersion: o.APIVersion(), Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
 }
 
-func keys(r *generator.Result) []ObjectKey {
+// index returns a side's objects by identity, and the identities in the
+// stream's order (read once: an identity is four map reads).
+func index(r *generator.Result) (map[ObjectKey]indexed, []ObjectKey, error) {
 	if r == nil {
-		return nil
+		return map[ObjectKey]indexed{}, nil, nil
 	}
+	m := make(map[ObjectKey]indexed, len(r.Objects))
 	ks := make([]ObjectKey, len(r.Objects))
 	for i, o := range r.Objects {
-		ks[i] = keyOf(o)
-	}
-	return ks
-}
-
-func index(r *generator.Result) (map[ObjectKey]indexed, error) {
-	m := map[ObjectKey]indexed{}
-	if r == nil {
-		return m, nil
-	}
-	for _, o := range r.Objects {
 		k := keyOf(o)
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("object %s rendered twice", k)
+			return nil, nil, fmt.Errorf("object %s rendered twice", k)
 		}
 		m[k] = indexed{raw: o.Fields, yaml: o.YAML}
+		ks[i] = k
 	}
-	return m, nil
+	return m, ks, nil
 }
 
 // normalize gives the fields as a round trip through JSON does, so that

@@ -13,10 +13,11 @@ package render
 
 import (
 	"fmt"
+	"reflect"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/tenancy-dev/tenancy/generator/diag"
@@ -55,19 +56,31 @@ type Object struct {
 	YAML   []byte // set by package encode; without a leading ---
 }
 
-func (o Object) u() *unstructured.Unstructured { return &unstructured.Unstructured{Object: o.Fields} }
-
 // APIVersion returns the object's apiVersion.
-func (o Object) APIVersion() string { return o.u().GetAPIVersion() }
+func (o Object) APIVersion() string { return str(o.Fields, "apiVersion") }
 
 // Kind returns the object's kind.
-func (o Object) Kind() string { return o.u().GetKind() }
+func (o Object) Kind() string { return str(o.Fields, "kind") }
 
 // Namespace returns the object's namespace; empty when cluster-scoped.
-func (o Object) Namespace() string { return o.u().GetNamespace() }
+func (o Object) Namespace() string { return str(o.metadata(), "namespace") }
 
 // Name returns the object's name.
-func (o Object) Name() string { return o.u().GetName() }
+func (o Object) Name() string { return str(o.metadata(), "name") }
+
+// metadata and str read the fields as unstructured.Unstructured's getters
+// do (a value that is missing or not a string reads as ""), without the
+// variadic path walk they take: sorting and diffing 50,000 objects read
+// these four a few times each, and the walk was a tenth of diff's CPU.
+func (o Object) metadata() map[string]any {
+	m, _ := o.Fields["metadata"].(map[string]any)
+	return m
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
 
 // FromTyped converts a typed API object (a pointer to a struct) to an Object
 // with structured-merge-diff's reflection (value.NewValueReflect), the walk
@@ -76,10 +89,53 @@ func (o Object) Name() string { return o.u().GetName() }
 // whose custom-marshaler path it shares. It replaces that converter because
 // the converter's field cache copies itself once per struct field it meets, so
 // a process's first render paid about 3 ms for it (docs/bench.md); this cache
-// is filled a struct type at a time.
+// is filled a struct type at a time. The walk over that cache is the
+// package's own (walk), which allocates only the maps it returns; the
+// library's walk is kept for what walk refuses, so errors stay its own.
 // Status and the null creationTimestamp every typed object carries are
 // dropped: a client must not send them.
-func FromTyped(obj any) (_ Object, err error) {
+func FromTyped(obj any) (Object, error) {
+	if libraryWalk.Load() {
+		return fromTypedByLibrary(obj)
+	}
+	if fields, ok := walked(obj); ok {
+		return fromFields(fields, obj)
+	}
+	return fromTypedByLibrary(obj)
+}
+
+// libraryWalk makes FromTyped take the library's walk only (WithLibraryWalk).
+var libraryWalk atomic.Bool
+
+// WithLibraryWalk runs f with FromTyped converting by structured-merge-diff's
+// own walk instead of walk: the reference the test holding walk to it
+// renders. Every FromTyped while f runs, on any goroutine, takes it; it
+// changes no output, only the time.
+func WithLibraryWalk(f func()) {
+	libraryWalk.Store(true)
+	defer libraryWalk.Store(false)
+	f()
+}
+
+// walked converts obj with walk; false when obj is not a pointer or walk
+// panicked (what the library refuses, or panics on), which the library's
+// own walk then says.
+func walked(obj any) (fields any, ok bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer {
+		return nil, false
+	}
+	defer func() {
+		if recover() != nil {
+			fields, ok = nil, false
+		}
+	}()
+	return walk(v, nil), true
+}
+
+// fromTypedByLibrary is FromTyped with the library's walk, for what walk
+// refuses, and the reference walk is held to.
+func fromTypedByLibrary(obj any) (_ Object, err error) {
 	// The reflector panics on a kind JSON cannot hold (a channel, a func);
 	// no API type has one, but a panic must not be the way a render fails.
 	defer func() {
@@ -91,7 +147,13 @@ func FromTyped(obj any) (_ Object, err error) {
 	if err != nil {
 		return Object{}, err
 	}
-	fields, ok := v.Unstructured().(map[string]any)
+	return fromFields(v.Unstructured(), obj)
+}
+
+// fromFields is a converted object without the fields a client must not
+// send.
+func fromFields(converted any, obj any) (Object, error) {
+	fields, ok := converted.(map[string]any)
 	if !ok {
 		return Object{}, fmt.Errorf("render: %T is not an object", obj)
 	}
