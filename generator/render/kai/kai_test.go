@@ -299,11 +299,6 @@ func warn(line, col int, path string) diag.Diagnostic {
 	return diagtest.Warning("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
 }
 
-// refused is what KAI cannot take at all, at tenancy.toml:line:col.
-func refused(line, col int, path string) diag.Diagnostic {
-	return diagtest.Error("tenancy.toml", line, col, path, field.ErrorTypeNotSupported)
-}
-
 // TestRules: what KAI cannot express is a warning, what it refuses an
 // error, each at the value it is about (the line and column of the value,
 // the field path of the key the user wrote).
