@@ -389,9 +389,6 @@ func TestConformsToKubernetes(t *testing.T) {
 			}
 			t.Run(path+"/"+string(opts.Backend), func(t *testing.T) {
 				res, err := generator.Render(part.Source, part.Options(opts))
-				if err != nil && opts.Backend == generator.KAI && strings.Contains(err.Error(), "not one per flavor") {
-					t.Skip("refused for KAI: quotas on several flavors")
-				}
 				if err != nil {
 					t.Fatal(err)
 				}

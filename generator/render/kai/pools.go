@@ -103,8 +103,7 @@ func (tr tree) holds(t *plan.Team) bool {
 	if tr.pool == nil {
 		return true
 	}
-	q := t.Quota(tr.pool.Flavor.Name)
-	return q.Guaranteed+q.Borrow > 0
+	return tr.pool.HasQueue(t)
 }
 
 // holdsDepartment: every department in the agreement's only tree; in a

@@ -75,9 +75,6 @@ func TestConformsToPrometheusOperator(t *testing.T) {
 				continue // KAI has no multi-cluster dispatch: a fleet's manager is Kueue's
 			}
 			res, err := generator.Render(part.Source, part.Options(generator.Options{Backend: b}))
-			if err != nil && b == generator.KAI && strings.Contains(err.Error(), "not one per flavor") {
-				continue // refused for KAI: quotas on several flavors
-			}
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, b, err)
 			}

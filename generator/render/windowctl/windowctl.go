@@ -137,7 +137,7 @@ func Queues(p *plan.Agreement, b gpu.Backend) []Queue {
 			continue
 		}
 		for _, pool := range pools {
-			if q := t.Quota(pool.Name); q.Guaranteed+q.Borrow > 0 {
+			if pool.HasQueue(t) {
 				out = append(out, Queue{Team: t.Name, Name: gpu.PoolQueueName(t.Name, pool.Name)})
 			}
 		}
