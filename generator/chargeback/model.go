@@ -164,7 +164,7 @@ func NewModel(p *plan.Agreement, b gpu.Backend) (*Model, error) {
 		pq := PoolQueues{Flavor: pool.Flavor.Name, Suffix: "-" + pool.Name}
 		for i := range p.Teams {
 			if pool.HasQueue(&p.Teams[i]) {
-				pq.Queues = append(pq.Queues, gpu.QueueName(p, p.Teams[i].Name, pool.Flavor))
+				pq.Queues = append(pq.Queues, gpu.PoolQueueName(p.Teams[i].Name, pool.Name))
 			}
 		}
 		slices.Sort(pq.Queues)

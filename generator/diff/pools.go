@@ -12,17 +12,17 @@ import (
 )
 
 // kaiQueues are team t's KAI Queues and, for each, its node pool's label
-// value ("" for an agreement of one queue tree, whose Queue is the team's
-// name).
-func kaiQueues(p *plan.Agreement, t *plan.Team) map[string]string {
-	pools := gpu.Pools(p)
+// value ("" for an agreement of one queue tree (pools nil), whose Queue is
+// the team's name). pools are gpu.Pools of t's agreement, read once per
+// side: they scan the teams.
+func kaiQueues(pools []gpu.Pool, t *plan.Team) map[string]string {
 	if pools == nil {
 		return map[string]string{t.Name: ""}
 	}
 	out := map[string]string{}
 	for _, pool := range pools {
 		if pool.HasQueue(t) {
-			out[gpu.QueueName(p, t.Name, pool.Flavor)] = pool.Value
+			out[gpu.PoolQueueName(t.Name, pool.Name)] = pool.Value
 		}
 	}
 	return out
@@ -77,13 +77,14 @@ func comparePools(old, new *plan.Agreement, backend generator.Backend) []string 
 		}
 	}
 	oldTeams := byName(old)
+	oldPools, newPools := gpu.Pools(old), gpu.Pools(new)
 	for i := range new.Teams {
 		t := &new.Teams[i]
 		was := oldTeams[t.Name]
 		if was == nil {
 			continue
 		}
-		before, after := kaiQueues(old, was), kaiQueues(new, t)
+		before, after := kaiQueues(oldPools, was), kaiQueues(newPools, t)
 		var gone []string
 		for q := range before {
 			if _, ok := after[q]; !ok {
@@ -97,7 +98,7 @@ func comparePools(old, new *plan.Agreement, backend generator.Backend) []string 
 		if len(gone) > 0 {
 			slices.Sort(gone)
 			line += fmt.Sprintf("; KAI deletes %s: work labelled with a deleted queue must name a new one", strings.Join(gone, ", "))
-			if gpu.Pools(new) != nil {
+			if newPools != nil {
 				line += " and carry its pool's label " + new.NodePoolLabel
 			}
 		}

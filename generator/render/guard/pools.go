@@ -60,7 +60,7 @@ func pools(p *plan.Agreement) poolData {
 			if !pool.HasQueue(t) {
 				continue
 			}
-			q := gpu.QueueName(p, t.Name, pool.Flavor)
+			q := gpu.PoolQueueName(t.Name, pool.Name)
 			d.teamQueues[t.Name] = append(d.teamQueues[t.Name], q)
 			d.queuePools[q] = pool.Value
 		}
