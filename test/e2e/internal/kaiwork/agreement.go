@@ -18,7 +18,7 @@ import (
 
 // PruneKinds are the kinds of tenancy's KAI render that UseAgreement
 // deletes when the new agreement no longer holds them (Namespaces stay).
-// PriorityClasses come second: UseAgreement replaces them first.
+// PriorityClasses come second: ApplyAgreement replaces those that changed first.
 var PruneKinds = []schema.GroupVersionResource{QueueGVR,
 	{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
 	{Version: "v1", Resource: "resourcequotas"},
@@ -62,17 +62,21 @@ func (c *Cluster) Run(args ...string) (stdout []byte, stderr string, err error) 
 // once KAI's queues of objs exist.
 func (c *Cluster) UseAgreement(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
-	ctx := Ctx(t)
 	c.ClearWorkloads(t)
+	c.ApplyAgreement(t, objs)
+}
+
+// ApplyAgreement is UseAgreement on a cluster whose workloads are already
+// cleared: a check that clears them before it changes the Nodes need not
+// clear them twice.
+func (c *Cluster) ApplyAgreement(t testing.TB, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := Ctx(t)
 	want := map[string]bool{}
 	for _, o := range objs {
 		want[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
 	}
-	// PriorityClasses are replaced, not updated: their value is immutable
-	// (an agreement that renumbers a priority, or changes its preemptible,
-	// cannot be applied in place), and the API server allows one
-	// globalDefault, which the new agreement may give another class.
-	c.Prune(t, nil, PruneKinds[1:2])
+	c.replacePriorityClasses(t, objs)
 	if _, err := c.CP.Applier.Apply(ctx, objs, false); err != nil {
 		t.Fatalf("apply agreement: %v", err)
 	}
@@ -88,6 +92,44 @@ func (c *Cluster) UseAgreement(t testing.TB, objs []*unstructured.Unstructured) 
 		}
 		return true, ""
 	})
+}
+
+// replacePriorityClasses deletes each tenancy-managed PriorityClass that
+// objs does not hold as it is: PriorityClasses are replaced, not updated,
+// since their value and preemption policy are immutable (an agreement that
+// renumbers a priority, or changes its preemptible, cannot be applied in
+// place), and the API server allows one globalDefault, which the new
+// agreement may give another class. A class objs holds unchanged stays, so
+// that the checks that reset to one agreement do not remake its classes.
+func (c *Cluster) replacePriorityClasses(t testing.TB, objs []*unstructured.Unstructured) {
+	t.Helper()
+	same := func(a, b *unstructured.Unstructured) bool {
+		av, _, _ := unstructured.NestedInt64(a.Object, "value")
+		bv, _, _ := unstructured.NestedInt64(b.Object, "value")
+		ad, _, _ := unstructured.NestedBool(a.Object, "globalDefault")
+		bd, _, _ := unstructured.NestedBool(b.Object, "globalDefault")
+		ap, _, _ := unstructured.NestedString(a.Object, "preemptionPolicy")
+		bp, _, _ := unstructured.NestedString(b.Object, "preemptionPolicy")
+		return av == bv && ad == bd && ap == bp
+	}
+	wanted := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() == "PriorityClass" {
+			wanted[o.GetName()] = o
+		}
+	}
+	keep := map[string]bool{}
+	gvr := PruneKinds[1]
+	list, err := c.CP.Dynamic.Resource(gvr).List(Ctx(t), metav1.ListOptions{LabelSelector: ManagedBy})
+	if err != nil {
+		t.Fatalf("list %s: %v", gvr.Resource, err)
+	}
+	for _, live := range list.Items {
+		if w, ok := wanted[live.GetName()]; ok && same(w, &live) {
+			keep[live.GetKind()+"/"+live.GetNamespace()+"/"+live.GetName()] = true
+		}
+	}
+	c.Prune(t, keep, PruneKinds[1:2])
 }
 
 // Prune deletes the tenancy-managed objects of kinds that want does not hold.
