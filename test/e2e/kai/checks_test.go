@@ -31,7 +31,7 @@ func reset(t *testing.T, agreement string) []*obj {
 	clearWorkloads(t)
 	useNodes(t, h100Nodes())
 	objs := render(t, agreement)
-	useAgreement(t, objs)
+	applyAgreement(t, objs)
 	return objs
 }
 
@@ -113,21 +113,21 @@ func TestKAIGuaranteeTraining(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, training, "g", 16)
-	waitBound(t, "training", "g", 16)
+	reached(t, "training", "g", 16) // every pod: no settle can fail
 }
 
 func TestKAIGuaranteeResearch(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, research, "g", 8)
-	waitBound(t, "research", "g", 8)
+	reached(t, "research", "g", 8)
 }
 
 func TestKAIGuaranteeInference(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, inference, "g", 8)
-	waitBound(t, "inference", "g", 8)
+	reached(t, "inference", "g", 8)
 }
 
 func TestKAIAllGuaranteesAtOnce(t *testing.T) {
@@ -136,9 +136,7 @@ func TestKAIAllGuaranteesAtOnce(t *testing.T) {
 	pods(t, training, "g", 16)
 	pods(t, research, "g", 8)
 	pods(t, inference, "g", 8)
-	waitBound(t, "training", "g", 16)
-	waitBound(t, "research", "g", 8)
-	waitBound(t, "inference", "g", 8)
+	reachedAll(t, bound{"training", "g", 16}, bound{"research", "g", 8}, bound{"inference", "g", 8})
 }
 
 // --- Borrowing up to the limit, never beyond --------------------------------
@@ -213,7 +211,7 @@ func reclaim(t *testing.T, agreement string) time.Duration {
 	t.Helper()
 	reset(t, agreement)
 	pods(t, training, "r", 24)
-	waitBound(t, "training", "r", 24)
+	reached(t, "training", "r", 24)
 	start := time.Now()
 	pods(t, research, "r", 8)
 	waitFor(t, "research to get its 8 guaranteed GPUs back", func(ctx context.Context) (bool, string) {
@@ -250,10 +248,9 @@ func TestKAIReclaimKeepsBorrowersGuarantee(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, training, "k", 24)
-	waitBound(t, "training", "k", 24)
+	reached(t, "training", "k", 24)
 	pods(t, research, "k", 16)
-	waitBound(t, "research", "k", 8)
-	waitBound(t, "training", "k", 16)
+	waitBoundAll(t, bound{"research", "k", 8}, bound{"training", "k", 16})
 }
 
 // --- Priority within a queue and the preemptible setting ---------------------
@@ -262,32 +259,30 @@ func TestKAIPriorityPreemptsInQueue(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, training, "s", 24)
-	waitBound(t, "training", "s", 24)
+	reached(t, "training", "s", 24)
 	start := time.Now()
 	pods(t, withPriority(training, "critical"), "c", 8)
-	waitBound(t, "training", "c", 8)
+	reached(t, "training", "c", 8)
 	t.Logf("critical preempted standard in %s", time.Since(start).Round(100*time.Millisecond))
-	waitBound(t, "training", "s", 16)
+	waitBoundAll(t, bound{"training", "c", 8}, bound{"training", "s", 16})
 }
 
 func TestKAIEqualPriorityWaits(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, training, "s", 24)
-	waitBound(t, "training", "s", 24)
+	reached(t, "training", "s", 24)
 	pods(t, training, "t", 4)
-	waitBound(t, "training", "t", 0)
-	waitBound(t, "training", "s", 24)
+	waitBoundAll(t, bound{"training", "t", 0}, bound{"training", "s", 24})
 }
 
 func TestKAILowerPriorityWaits(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	pods(t, training, "s", 24)
-	waitBound(t, "training", "s", 24)
+	reached(t, "training", "s", 24)
 	pods(t, withPriority(training, "scavenger"), "v", 4)
-	waitBound(t, "training", "v", 0)
-	waitBound(t, "training", "s", 24)
+	waitBoundAll(t, bound{"training", "v", 0}, bound{"training", "s", 24})
 }
 
 func TestKAIPreemptibleBorrows(t *testing.T) {
@@ -308,14 +303,12 @@ func TestKAINonPreemptibleNeverReclaimed(t *testing.T) {
 	begin(t)
 	reset(t, testdata("kai-nonpreemptible.toml"))
 	pods(t, withPriority(training, "critical"), "n", 16)
-	waitBound(t, "training", "n", 16)
+	reached(t, "training", "n", 16)
 	pods(t, training, "p", 8) // borrowed, preemptible
-	waitBound(t, "training", "p", 8)
+	reached(t, "training", "p", 8)
 	pods(t, research, "r", 8)
-	waitBound(t, "research", "r", 8)
 	// The reclaim took the borrowed preemptible work, not the critical.
-	waitBound(t, "training", "p", 0)
-	waitBound(t, "training", "n", 16)
+	waitBoundAll(t, bound{"research", "r", 8}, bound{"training", "p", 0}, bound{"training", "n", 16})
 }
 
 func TestKAIPreemptibleLabelOverridesPriority(t *testing.T) {
@@ -359,9 +352,7 @@ func TestKAIGangAllOrNothing(t *testing.T) {
 	pods(t, research, "fill", 8)
 	pods(t, inference, "fill", 8)
 	pods(t, training, "fill", 14)
-	waitBound(t, "training", "fill", 14)
-	waitBound(t, "research", "fill", 8)
-	waitBound(t, "inference", "fill", 8)
+	reachedAll(t, bound{"training", "fill", 14}, bound{"research", "fill", 8}, bound{"inference", "fill", 8})
 	// 2 GPUs free: a 3-pod gang does not start in part.
 	job(t, training, "gang", 3, map[string]string{"kai.scheduler/batch-min-member": "3"})
 	waitFor(t, "the gang's 3 pods to exist", func(ctx context.Context) (bool, string) {
@@ -373,14 +364,14 @@ func TestKAIGangAllOrNothing(t *testing.T) {
 	if err := env.cp.Kube.CoreV1().Pods("training").Delete(ctxFor(t), "fill-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitBound(t, "training", "gang", 3)
+	reached(t, "training", "gang", 3) // the whole gang: no settle can fail
 }
 
 func TestKAIGangPodGroupMinMember(t *testing.T) {
 	begin(t)
 	reset(t, scheduling)
 	job(t, training, "gang", 4, map[string]string{"kai.scheduler/batch-min-member": "4"})
-	waitBound(t, "training", "gang", 4)
+	reached(t, "training", "gang", 4)
 	p := firstPod(t, "training", "gang")
 	pg := waitPodGroup(t, "training", p.Name)
 	if n, _, _ := unstructured.NestedInt64(pg.Object, "spec", "minMember"); n != 4 {
@@ -396,15 +387,14 @@ func weights(t *testing.T, agreement string, wantB, wantC int) {
 	b := work{ns: "b", queue: "b", priority: "standard"}
 	c := work{ns: "c", queue: "c", priority: "standard"}
 	pods(t, b, "w", 16)
-	waitBound(t, "b", "w", 16)
+	reached(t, "b", "w", 16)
 	pods(t, c, "w", 16)
 	waitFor(t, fmt.Sprintf("b %d and c %d GPUs: a's idle 8 shared by weight", wantB, wantC), func(ctx context.Context) (bool, string) {
 		nb, _ := countPods(ctx, "b", "w")
 		nc, _ := countPods(ctx, "c", "w")
 		return nb.bound == wantB && nc.bound == wantC, fmt.Sprintf("b %s, c %s", nb, nc)
 	})
-	waitBound(t, "b", "w", wantB)
-	waitBound(t, "c", "w", wantC)
+	waitBoundAll(t, bound{"b", "w", wantB}, bound{"c", "w", wantC})
 }
 
 func TestKAIWeightsEqualShareSurplus(t *testing.T) {
@@ -449,20 +439,19 @@ func TestKAIMIGSlicesWithinGuarantee(t *testing.T) {
 	begin(t)
 	clearWorkloads(t)
 	useNodes(t, migNodes())
-	useAgreement(t, render(t, testdata("kai-mig.toml")))
+	applyAgreement(t, render(t, testdata("kai-mig.toml")))
 	nb := work{ns: "notebooks", queue: "notebooks", priority: "standard", res: mig1g}
 	inf := work{ns: "inference", queue: "inference", priority: "standard", res: mig1g}
 	pods(t, nb, "m", 28)
 	pods(t, inf, "m", 28)
-	waitBound(t, "notebooks", "m", 28)
-	waitBound(t, "inference", "m", 28)
+	reachedAll(t, bound{"notebooks", "m", 28}, bound{"inference", "m", 28})
 }
 
 func TestKAIMIGSlicesBorrowUpToLimit(t *testing.T) {
 	begin(t)
 	clearWorkloads(t)
 	useNodes(t, migNodes())
-	useAgreement(t, render(t, testdata("kai-mig.toml")))
+	applyAgreement(t, render(t, testdata("kai-mig.toml")))
 	nb := work{ns: "notebooks", queue: "notebooks", priority: "standard", res: mig1g}
 	pods(t, nb, "m", 46)
 	// 28 guaranteed + 14 borrowed slices, a slice counted as one GPU.
@@ -486,11 +475,10 @@ func TestKAITopologyAgreementRuns(t *testing.T) {
 	}
 	clearWorkloads(t)
 	useNodes(t, nodes)
-	useAgreement(t, render(t, "examples/topology/tenancy.toml"))
+	applyAgreement(t, render(t, "examples/topology/tenancy.toml"))
 	pods(t, training, "t", 48)
 	pods(t, research, "t", 16)
-	waitBound(t, "training", "t", 48)
-	waitBound(t, "research", "t", 16)
+	reachedAll(t, bound{"training", "t", 48}, bound{"research", "t", 16})
 }
 
 // --- Guardrails under KAI ------------------------------------------------------
@@ -516,7 +504,7 @@ func TestKAIGuardrailAdmitsGPUPodWithQueue(t *testing.T) {
 	if err := createPod(t, training, "withq"); err != nil {
 		t.Fatalf("a GPU pod with the team's queue label was refused: %v", err)
 	}
-	waitBound(t, "training", "withq", 1)
+	reached(t, "training", "withq", 1)
 }
 
 func TestKAIGuardrailRefusesOtherTeamsQueue(t *testing.T) {
@@ -540,7 +528,7 @@ func TestKAIPodGroupInTeamQueue(t *testing.T) {
 	if q, _, _ := unstructured.NestedString(pg.Object, "spec", "queue"); q != "training" {
 		t.Errorf("PodGroup %s queue = %q, want training", pg.GetName(), q)
 	}
-	waitBound(t, "training", "pg", 1)
+	reached(t, "training", "pg", 1)
 }
 
 func TestKAIJobInTeamQueue(t *testing.T) {
@@ -575,7 +563,7 @@ func TestKAIDefaultQueueRunsCPUWork(t *testing.T) {
 	reset(t, scheduling)
 	w := work{ns: outside, gpus: -1}
 	pods(t, w, "cpu", 2)
-	waitBound(t, outside, "cpu", 2)
+	reached(t, outside, "cpu", 2)
 }
 
 func TestKAIDefaultQueueChartDefaultLeaks(t *testing.T) {
@@ -590,7 +578,7 @@ func TestKAIDefaultQueueChartDefaultLeaks(t *testing.T) {
 		_, _ = env.cp.Applier.Apply(context.Background(), []*obj{defaultQueue("default-queue", "default-parent-queue", 0), defaultQueue("default-parent-queue", "", 0)}, false)
 	})
 	pods(t, work{ns: outside, priority: "standard"}, "leak", 2)
-	waitBound(t, outside, "leak", 2)
+	reached(t, outside, "leak", 2)
 }
 
 // --- An agreement change, live -------------------------------------------------
@@ -598,7 +586,7 @@ func TestKAIDefaultQueueChartDefaultLeaks(t *testing.T) {
 func TestKAIAgreementChangeAppliesLive(t *testing.T) {
 	begin(t)
 	reset(t, reference)
-	useAgreement(t, render(t, testdata("quota-change.toml")))
+	applyAgreement(t, render(t, testdata("quota-change.toml")))
 	live, err := env.cp.Dynamic.Resource(queueGVR).Get(ctxFor(t), "training", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -609,9 +597,7 @@ func TestKAIAgreementChangeAppliesLive(t *testing.T) {
 	pods(t, training, "c", 20)
 	pods(t, research, "c", 4)
 	pods(t, inference, "c", 8)
-	waitBound(t, "training", "c", 20)
-	waitBound(t, "research", "c", 4)
-	waitBound(t, "inference", "c", 8)
+	reachedAll(t, bound{"training", "c", 20}, bound{"research", "c", 4}, bound{"inference", "c", 8})
 }
 
 // --- helpers used only here ----------------------------------------------------

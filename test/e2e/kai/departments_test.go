@@ -42,15 +42,12 @@ func TestKAIDepartmentsSurplusBeforeOtherDepartments(t *testing.T) {
 	begin(t)
 	reset(t, departments)
 	pods(t, genomics, "g", 12)
-	waitBound(t, "genomics", "g", 12)
+	reached(t, "genomics", "g", 12) // every pod: no settle can fail
 	waitQueueGPUs(t, "science", 12)
 	pods(t, music, "m", 8)
 	pods(t, physics, "p", 4)
 	pods(t, platform, "o", 8)
-	waitBound(t, "music", "m", 8)
-	waitBound(t, "physics", "p", 4)
-	waitBound(t, "platform", "o", 8)
-	waitBound(t, "genomics", "g", 12)
+	reachedAll(t, bound{"music", "m", 8}, bound{"physics", "p", 4}, bound{"platform", "o", 8}, bound{"genomics", "g", 12})
 	waitQueueGPUs(t, "arts", 8)
 }
 
@@ -61,11 +58,10 @@ func TestKAIDepartmentsBorrowCapsSubtree(t *testing.T) {
 	begin(t)
 	reset(t, departments)
 	pods(t, physics, "p", 4)
-	waitBound(t, "physics", "p", 4)
+	reached(t, "physics", "p", 4)
 	pods(t, genomics, "g", 24)
-	waitBound(t, "genomics", "g", 16)
+	waitBoundAll(t, bound{"genomics", "g", 16}, bound{"physics", "p", 4})
 	waitQueueGPUs(t, "science", 20)
-	waitBound(t, "physics", "p", 4)
 }
 
 // Another department's owner reclaims across departments: genomics alone
@@ -76,10 +72,9 @@ func TestKAIDepartmentsReclaimAcrossDepartments(t *testing.T) {
 	begin(t)
 	reset(t, departments)
 	pods(t, genomics, "g", 24)
-	waitBound(t, "genomics", "g", 20)
+	reached(t, "genomics", "g", 20)
 	pods(t, music, "m", 8)
-	waitBound(t, "music", "m", 8)
-	waitBound(t, "genomics", "g", 16)
+	waitBoundAll(t, bound{"music", "m", 8}, bound{"genomics", "g", 16})
 	waitQueueGPUs(t, "science", 16)
 	waitQueueGPUs(t, "arts", 8)
 }
@@ -91,10 +86,9 @@ func TestKAIDepartmentsTeamWithoutDepartmentUnaffected(t *testing.T) {
 	begin(t)
 	reset(t, departments)
 	pods(t, genomics, "g", 24)
-	waitBound(t, "genomics", "g", 20)
+	reached(t, "genomics", "g", 20)
 	pods(t, platform, "o", 12)
-	waitBound(t, "platform", "o", 8)
-	waitBound(t, "genomics", "g", 20)
+	waitBoundAll(t, bound{"platform", "o", 8}, bound{"genomics", "g", 20})
 }
 
 // A department's lendable is not held: science may lend at most 4 of its

@@ -93,6 +93,14 @@ func useAgreement(t *testing.T, objs []*obj) {
 	waitPolicyData(t, objs)
 }
 
+// applyAgreement is useAgreement after clearWorkloads: the check cleared the
+// workloads already (before it changed the Nodes).
+func applyAgreement(t *testing.T, objs []*obj) {
+	t.Helper()
+	cluster().ApplyAgreement(t, objs)
+	waitPolicyData(t, objs)
+}
+
 // waitPolicyData waits, when objs hold a queue policy, until the API server
 // checks against this agreement's data: the admission plugin reads policies
 // through an informer, so for a moment after an apply it still refuses a
@@ -311,23 +319,75 @@ func countPods(ctx context.Context, ns, prefix string) (count, error) {
 	return c, nil
 }
 
+// bound is how many pods of a namespace whose names start with prefix a
+// check expects bound.
+type bound struct {
+	ns, prefix string
+	n          int
+}
+
 // waitBound waits until exactly want pods of ns (name prefix) are bound,
 // then watches for settle that no more get bound.
 func waitBound(t *testing.T, ns, prefix string, want int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d pods %s* bound in %s", want, prefix, ns), func(ctx context.Context) (bool, string) {
-		c, err := countPods(ctx, ns, prefix)
-		if err != nil {
-			return false, err.Error()
+	waitBoundAll(t, bound{ns, prefix, want})
+}
+
+// waitBoundAll waits until every count of want holds at once, then
+// watches them together for settle that none gets more pods bound: a state
+// a check reaches as a whole (each team's share, both sides of a reclaim)
+// is settled once, not once per team, and each count is watched for at
+// least settle after all of them held.
+func waitBoundAll(t *testing.T, want ...bound) {
+	t.Helper()
+	reachedAll(t, want...)
+	var names []string
+	for _, w := range want {
+		names = append(names, fmt.Sprintf("more than %d pods %s* bound in %s", w.n, w.prefix, w.ns))
+	}
+	never(t, strings.Join(names, ", or "), func(ctx context.Context) (bool, string) {
+		var saw []string
+		for _, w := range want {
+			c, err := countPods(ctx, w.ns, w.prefix)
+			if err != nil {
+				return false, err.Error()
+			}
+			saw = append(saw, fmt.Sprintf("%s %s*: %s", w.ns, w.prefix, c))
+			if c.bound > w.n {
+				return true, strings.Join(saw, "; ")
+			}
 		}
-		return c.bound == want, c.String()
+		return false, strings.Join(saw, "; ")
 	})
-	never(t, fmt.Sprintf("more than %d pods %s* bound in %s", want, prefix, ns), func(ctx context.Context) (bool, string) {
-		c, err := countPods(ctx, ns, prefix)
-		if err != nil {
-			return false, err.Error()
+}
+
+// reached waits until exactly want pods of ns (name prefix) are bound,
+// without waitBound's settle: for a state a check goes on from (work to
+// reclaim from, a queue to fill), whose limit the check's own final
+// waitBound, or a check of its own, settles.
+func reached(t *testing.T, ns, prefix string, want int) {
+	t.Helper()
+	reachedAll(t, bound{ns, prefix, want})
+}
+
+func reachedAll(t *testing.T, want ...bound) {
+	t.Helper()
+	var names []string
+	for _, w := range want {
+		names = append(names, fmt.Sprintf("%d pods %s* bound in %s", w.n, w.prefix, w.ns))
+	}
+	waitFor(t, strings.Join(names, ", "), func(ctx context.Context) (bool, string) {
+		ok := true
+		var saw []string
+		for _, w := range want {
+			c, err := countPods(ctx, w.ns, w.prefix)
+			if err != nil {
+				return false, err.Error()
+			}
+			saw = append(saw, fmt.Sprintf("%s %s*: %s", w.ns, w.prefix, c))
+			ok = ok && c.bound == w.n
 		}
-		return c.bound > want, c.String()
+		return ok, strings.Join(saw, "; ")
 	})
 }
 
