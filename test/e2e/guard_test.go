@@ -149,6 +149,11 @@ func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt
 		err := p.Create(ctx)
 		return err != nil, fmt.Sprintf("%s still let through", p.What)
 	})
+	stop, err := env.cp.TypeCheckPolicies(ctxFor(t))
+	if err != nil {
+		t.Fatalf("start the policy type checker: %v", err)
+	}
+	defer stop()
 	for _, pol := range policies {
 		// kube-controller-manager's policy status controller type-checks a
 		// policy in its own time: a few seconds alone, over 30 s while

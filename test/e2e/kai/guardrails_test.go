@@ -176,11 +176,9 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 	// KAI's components do the rest under their own service accounts: the
 	// ReplicaSet and Job controllers make the pods, the podgrouper groups
 	// them on training's queue and annotates them, the binder binds them.
-	for _, w := range []struct {
-		prefix string
-		n      int
-	}{{"serve", 2}, {"train", 2}, {"own", 1}} {
-		waitBound(t, ns, w.prefix, w.n)
+	made := []bound{{ns, "serve", 2}, {ns, "train", 2}, {ns, "own", 1}}
+	waitBoundAll(t, append(made, bound{ns, "cpu", 1})...)
+	for _, w := range made {
 		p := firstPod(t, ns, w.prefix)
 		pg := waitPodGroup(t, ns, p.Name)
 		if q, _, _ := unstructured.NestedString(pg.Object, "spec", "queue"); q != "training" {
@@ -188,7 +186,6 @@ func TestKAIGuardrailBypasses(t *testing.T) {
 		}
 		t.Logf("%s*: %d bound, PodGroup %s on queue training", w.prefix, w.n, pg.GetName())
 	}
-	waitBound(t, ns, "cpu", 1)
 
 	// Updates of what KAI grouped: re-pointing a controller's GPU pod at
 	// research's PodGroup, or training's PodGroup at research's queue, is
@@ -534,7 +531,8 @@ func TestKAIGuardrails(t *testing.T) {
 // waitGuardrails waits until the API server enforces the render's queue
 // policy for u (it picks policies up from an informer) and has type-checked
 // every policy of objs: a warning there is a CEL expression that refers to
-// a field or function that does not exist.
+// a field or function that does not exist. The type checker runs for this
+// wait only (controlplane.TypeCheckPolicies).
 func waitGuardrails(t *testing.T, objs []*obj, u *probe.TeamAdmin) {
 	t.Helper()
 	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: training.podSpec()}
@@ -542,6 +540,11 @@ func waitGuardrails(t *testing.T, objs []*obj, u *probe.TeamAdmin) {
 		_, err := u.Kube.CoreV1().Pods(u.NS).Create(ctx, bare, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err != nil && strings.Contains(err.Error(), "add the label kai.scheduler/queue: "+u.NS), fmt.Sprint(err)
 	})
+	stop, err := env.cp.TypeCheckPolicies(ctxFor(t))
+	if err != nil {
+		t.Fatalf("start the policy type checker: %v", err)
+	}
+	defer stop()
 	n := 0
 	for _, o := range objs {
 		if o.GetKind() != "ValidatingAdmissionPolicy" {

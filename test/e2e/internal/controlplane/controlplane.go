@@ -97,6 +97,10 @@ type ControlPlane struct {
 	env    *envtest.Environment
 	caPEM  []byte
 	caFile string
+	// kcmBin is the kube-controller-manager binary, for TypeCheckPolicies;
+	// typeChecks counts the type checkers it started, to name their logs.
+	kcmBin     string
+	typeChecks int
 }
 
 // Kueue's names for its webhook Service and certificate Secret, prefixed as
@@ -192,9 +196,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"namespace-controller",
 		"resourcequota-controller",
 		"serviceaccount-controller",
-		// Type-checks ValidatingAdmissionPolicies against the matched
-		// kinds' schemas and reports it in their status.
-		"validatingadmissionpolicy-status-controller",
+		// Not the policy type checker (policyTypeChecker): the checks that
+		// read its verdict run it (TypeCheckPolicies).
 		// The guardrails' checks: the built-in admin role (aggregated),
 		// and the controllers that make the pods of what the probes let
 		// through.
@@ -217,6 +220,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		controllers = append(controllers, "node-lifecycle-controller")
 		nodeFlags = []string{"--node-monitor-period=1s"}
 	}
+	cp.kcmBin = opts.Binaries["kube-controller-manager"]
 	if err := cp.start(opts, "kube-controller-manager", append([]string{
 		"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig,

@@ -131,11 +131,14 @@ func StartKAI(ctx context.Context, opts KAIOptions) (_ *ControlPlane, err error)
 		"statefulset-controller", "replicationcontroller-controller", "daemonset-controller",
 		"garbage-collector-controller", "namespace-controller", "resourcequota-controller",
 		"serviceaccount-controller", "root-ca-certificate-publisher-controller",
-		"node-lifecycle-controller", "validatingadmissionpolicy-status-controller",
+		// Not the policy type checker (policyTypeChecker): the checks that
+		// read its verdict run it (TypeCheckPolicies).
+		"node-lifecycle-controller",
 		// The built-in admin role a team's namespace admin is bound to,
 		// with the CRD kinds aggregated into it.
 		"clusterrole-aggregation-controller",
 	}
+	cp.kcmBin = base.Binaries["kube-controller-manager"]
 	if err := cp.start(base, "kube-controller-manager", []string{
 		"--kubeconfig=" + cp.Kubeconfig,
 		"--authentication-kubeconfig=" + cp.Kubeconfig,
