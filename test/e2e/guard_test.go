@@ -136,9 +136,12 @@ func deleteMade(t *testing.T, u *probe.TeamAdmin) {
 }
 
 // waitPoliciesEnforced waits until the API server enforces the rendered
-// policies (its admission plugin picks them up from an informer) and has
-// type-checked them against the matched kinds' schemas: a warning there is
-// a CEL expression that refers to a field or function that does not exist.
+// policies (its admission plugin picks them up from an informer), and
+// starts the policy type checker (controlplane.TypeCheckPolicies), whose
+// verdict on every policy the check reads when it ends, after its probes:
+// a warning there is a CEL expression that refers to a field or function
+// that does not exist. The type check takes seconds of CPU per matched
+// kind, so it runs beside the probes rather than before them.
 func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt) {
 	t.Helper()
 	policies := byKind(objs, "ValidatingAdmissionPolicy")
@@ -153,21 +156,21 @@ func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt
 	if err != nil {
 		t.Fatalf("start the policy type checker: %v", err)
 	}
-	defer stop()
-	for _, pol := range policies {
-		// kube-controller-manager's policy status controller type-checks a
-		// policy in its own time: a few seconds alone, over 30 s while
-		// make e2e's other suites keep both cores busy (the check failed
-		// there twice with observedGeneration 0). The wait is a bound,
-		// not a delay.
-		waits.UntilWithin(t, ctxFor(t), 2*time.Minute, "policy "+pol.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
-			done, warnings, why := probe.TypeChecked(ctx, env.cp.Dynamic, pol.GetName())
-			for _, w := range warnings {
-				t.Errorf("policy %s: the API server's type check warns: %v", pol.GetName(), w)
-			}
-			return done, why
-		})
-	}
+	t.Cleanup(func() {
+		defer stop()
+		for _, pol := range policies {
+			// The type check of a policy takes a few seconds alone, over
+			// 30 s while make e2e's other suites keep both cores busy: the
+			// wait is a bound, not a delay.
+			waits.UntilWithin(t, ctxFor(t), 2*time.Minute, "policy "+pol.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
+				done, warnings, why := probe.TypeChecked(ctx, env.cp.Dynamic, pol.GetName())
+				for _, w := range warnings {
+					t.Errorf("policy %s: the API server's type check warns: %v", pol.GetName(), w)
+				}
+				return done, why
+			})
+		}
+	})
 }
 
 // waitParams waits until the API server answers a as the agreement's data
