@@ -76,10 +76,8 @@ func accepts(data []byte) bool {
 		case unstable.KeyValue:
 			ok = t.keyValue(t.current, e)
 			s.collect(e.Value())
-		case unstable.Table:
-			ok = t.table(e.Key())
-		case unstable.ArrayTable:
-			ok = t.arrayTable(e.Key())
+		case unstable.Table, unstable.ArrayTable:
+			ok = t.table(e.Key(), e.Kind == unstable.ArrayTable)
 		}
 		if !ok {
 			return false

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/tenancy-dev/tenancy/generator/internal/examples"
 	"github.com/tenancy-dev/tenancy/generator/internal/goldentest"
 	"github.com/tenancy-dev/tenancy/generator/load"
 	"github.com/tenancy-dev/tenancy/generator/synthetic"
@@ -121,28 +122,33 @@ func readTOMLTest(t testing.TB) []tomlTestCase {
 // repositoryTOML returns every .toml file of the repository, by path.
 func repositoryTOML(t testing.TB) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+	root := examples.Root(t)
+	var paths []string
+	walk := func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
 			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules"):
 			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".toml") {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			files[path] = data
+		case strings.HasSuffix(path, ".toml") && !d.IsDir():
+			paths = append(paths, path)
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	if err := filepath.WalkDir(root, walk); err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 50 {
-		t.Fatalf("found %d .toml files in the repository, want every example and testdata agreement", len(files))
+	if len(paths) < 50 {
+		t.Fatalf("found %d .toml files in the repository, want every example and testdata agreement", len(paths))
+	}
+	files := map[string][]byte{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[rel] = data
 	}
 	return files
 }

@@ -51,64 +51,48 @@ func (s *seen) add(name []byte, kind seenKind, explicit bool) *seen {
 	return c
 }
 
-// headerParent walks a header's key but its last part, as go-toml's
-// checkTable and checkArrayTable do: a missing part becomes an implicit
-// table; tables, arrays of tables and dotted-key tables may be crossed, a
-// value may not. It returns the table the last part goes into and that part.
-func (t *tracker) headerParent(key unstable.Iterator) (*seen, []byte, bool) {
-	parent := t.root
+// header walks a header's key, as go-toml's checkTable and checkArrayTable
+// do: a missing part but the last becomes an implicit table; tables, arrays
+// of tables and dotted-key tables may be crossed, a value may not. It
+// returns the table the last part goes into, that part, and what it holds.
+func (t *tracker) header(key unstable.Iterator) (parent *seen, name []byte, held *seen, ok bool) {
+	parent = t.root
 	for key.Next() {
-		name := key.Node().Data
-		if key.IsLast() {
-			return parent, name, true
-		}
+		name = key.Node().Data
 		c := parent.child(name)
+		if key.IsLast() {
+			return parent, name, c, true
+		}
 		switch {
 		case c == nil:
 			c = parent.add(name, tableSeen, false)
 		case c.kind == valueSeen:
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		parent = c
 	}
-	return nil, nil, false
+	return nil, nil, nil, false
 }
 
-// table is go-toml's checkTable: a [header] defines a new table or makes an
-// implicit one explicit, once.
-func (t *tracker) table(key unstable.Iterator) bool {
-	parent, name, ok := t.headerParent(key)
-	if !ok {
-		return false
-	}
-	c := parent.child(name)
+// table is go-toml's checkTable, or with array its checkArrayTable: a
+// [header] defines a new table or makes an implicit one explicit, once; a
+// [[header]] starts an array of tables or adds an element to one, whose
+// keys are then new again.
+func (t *tracker) table(key unstable.Iterator, array bool) bool {
+	parent, name, c, ok := t.header(key)
 	switch {
+	case !ok:
+		return false
+	case c == nil && array:
+		c = parent.add(name, arrayTableSeen, true)
 	case c == nil:
 		c = parent.add(name, tableSeen, true)
-	case c.kind != tableSeen || c.explicit:
-		return false
-	default:
-		c.explicit = true
-	}
-	t.current = c
-	return true
-}
-
-// arrayTable is go-toml's checkArrayTable: [[header]] starts an array of
-// tables or adds an element to one, whose keys are then new again.
-func (t *tracker) arrayTable(key unstable.Iterator) bool {
-	parent, name, ok := t.headerParent(key)
-	if !ok {
-		return false
-	}
-	c := parent.child(name)
-	switch {
-	case c == nil:
-		c = parent.add(name, arrayTableSeen, true)
-	case c.kind != arrayTableSeen:
-		return false
-	default:
+	case array && c.kind == arrayTableSeen:
 		c.children = nil
+	case !array && c.kind == tableSeen && !c.explicit:
+		c.explicit = true
+	default:
+		return false
 	}
 	t.current = c
 	return true
