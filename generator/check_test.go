@@ -111,6 +111,19 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 				if diff := cmp.Diff(renderDiags, checkDiags); diff != "" {
 					t.Errorf("diagnostics (-render,+check):\n%s", diff)
 				}
+				// diff's rendering (RenderFields) is Render's verdict too.
+				fres, ferr := generator.Prepare(part.Source).RenderFields(part.Options(opts))
+				var fw []generator.Diagnostic
+				if fres != nil {
+					fw = fres.Warnings
+				}
+				fieldsFailed, fieldsDiags := verdict(t, fw, ferr)
+				if fieldsFailed != renderFailed {
+					t.Errorf("RenderFields failed = %v, Render failed = %v", fieldsFailed, renderFailed)
+				}
+				if diff := cmp.Diff(renderDiags, fieldsDiags); diff != "" {
+					t.Errorf("diagnostics (-Render,+RenderFields):\n%s", diff)
+				}
 				if want, ok := expected(t, path, name); ok {
 					if diff := cmp.Diff(want, checkDiags); diff != "" {
 						t.Errorf("Check's diagnostics (-want,+got):\n%s", diff)
