@@ -223,11 +223,16 @@ func (r *Report) compareObjects(old, new *generator.Result) (map[ObjectKey]index
 	if newErr != nil {
 		return nil, fmt.Errorf("new side: %w", newErr)
 	}
-	keys := mergeOrder(oldKeys, newKeys)
-	unchanged := unchangedObjects(keys, oldObjs, newObjs)
+	keys, pair := mergeOrder(oldKeys, newKeys), byKey(oldObjs, newObjs)
+	if slices.Equal(oldKeys, newKeys) {
+		// The same objects in the same order (most changes: the
+		// identities are unique, index said, so mergeOrder gives them
+		// as they are): paired by position, without looking each up.
+		keys, pair = newKeys, byPosition(old, new)
+	}
+	unchanged := unchangedObjects(keys, pair)
 	for i, k := range keys {
-		a, inOld := oldObjs[k]
-		b, inNew := newObjs[k]
+		a, inOld, b, inNew := pair(i, k)
 		c := ObjectChange{ObjectKey: k}
 		switch {
 		case !inOld:
@@ -280,13 +285,34 @@ func (r *Report) compareObjects(old, new *generator.Result) (map[ObjectKey]index
 	return oldObjs, nil
 }
 
+// pairing returns the objects of the i-th key of the merged order, k, on
+// each side, and whether each side has one.
+type pairing func(i int, k ObjectKey) (old indexed, inOld bool, new indexed, inNew bool)
+
+// byKey pairs the objects of two sides by identity.
+func byKey(old, new map[ObjectKey]indexed) pairing {
+	return func(_ int, k ObjectKey) (indexed, bool, indexed, bool) {
+		a, inOld := old[k]
+		b, inNew := new[k]
+		return a, inOld, b, inNew
+	}
+}
+
+// byPosition pairs the i-th objects of two renderings whose identities are
+// the same, in the same order.
+func byPosition(old, new *generator.Result) pairing {
+	return func(i int, _ ObjectKey) (indexed, bool, indexed, bool) {
+		return indexed{old.Objects[i]}, true, indexed{new.Objects[i]}, true
+	}
+}
+
 // unchangedObjects says, for each key, whether the object is on both sides
 // with the same plain fields (sameFields) and YAML (sameYAML): unchanged
 // without normalizing or writing YAML, which most objects of a change to
 // one team are (10,000 teams: half a second to normalize, a fifth to
 // write). The keys are split among the cores: each answer reads the two
 // sides' objects only.
-func unchangedObjects(keys []ObjectKey, old, new map[ObjectKey]indexed) []bool {
+func unchangedObjects(keys []ObjectKey, pair pairing) []bool {
 	out := make([]bool, len(keys))
 	chunks := min(runtime.GOMAXPROCS(0), len(keys)/minChunk+1)
 	var wg sync.WaitGroup
@@ -294,8 +320,7 @@ func unchangedObjects(keys []ObjectKey, old, new map[ObjectKey]indexed) []bool {
 		lo, hi := c*len(keys)/chunks, (c+1)*len(keys)/chunks
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				a, inOld := old[keys[i]]
-				b, inNew := new[keys[i]]
+				a, inOld, b, inNew := pair(i, keys[i])
 				out[i] = inOld && inNew && sameFields(a.Fields, b.Fields) && a.sameYAML(b)
 			}
 		})
@@ -356,8 +381,11 @@ func (x indexed) sameYAML(y indexed) bool {
 	return bytes.Equal(x.YAML, y.YAML)
 }
 
-// sameFields reports whether a and b normalize to equal values, for
-// content whose normalization is plain (normalized): false sends the pair
+// sameFields reports whether a and b are the same plain content: maps,
+// lists, strings, int64s, bools and nils, of the same types and values.
+// Such values normalize without error to one value and write one YAML, so
+// the object is unchanged; a string need not be UTF-8 for that (JSON
+// replaces what is not, the same way on both sides). False sends the pair
 // to normalize and compareFields, which decide.
 func sameFields(a, b any) bool {
 	switch x := a.(type) {
@@ -370,7 +398,7 @@ func sameFields(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !utf8.ValidString(k) || !sameFields(v, w) {
+			if !ok || !sameFields(v, w) {
 				return false
 			}
 		}
@@ -388,7 +416,7 @@ func sameFields(a, b any) bool {
 		return true
 	case string:
 		y, ok := b.(string)
-		return ok && x == y && utf8.ValidString(x)
+		return ok && x == y
 	case int64:
 		y, ok := b.(int64)
 		return ok && x == y
