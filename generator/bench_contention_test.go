@@ -2,8 +2,10 @@ package generator_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/tenancy-dev/tenancy/generator"
@@ -81,19 +83,18 @@ func BenchmarkContention(b *testing.B) {
 }
 
 // BenchmarkDiffContention times diff.Compare on two renderings of each
-// agreement, the new one with the first team's guarantee lowered by one
-// (rendering both sides is BenchmarkRender's): the comparison of every
-// object, and the contention section, which computes both sides' alone and
-// all-busy outcomes.
+// agreement as tenancy diff renders them (Prepared.RenderFields), the new
+// one with the first team's guarantee lowered by one (rendering both sides
+// is BenchmarkDiff's): the comparison of every object, and the contention
+// section, which computes both sides' alone and all-busy outcomes.
 func BenchmarkDiffContention(b *testing.B) {
 	for _, a := range contentionAgreements(b) {
 		opts := generator.Options{Backend: generator.Kueue}
-		old, err := generator.Render(a.src, opts)
+		old, err := generator.Prepare(a.src).RenderFields(opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		changed := bytes.Replace(a.src.Data, []byte("guaranteed = 8\n"), []byte("guaranteed = 7\n"), 1)
-		new, err := generator.Render(generator.Source{Path: a.src.Path, Data: changed}, opts)
+		new, err := generator.Prepare(changedGuarantee(b, a.src)).RenderFields(opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,6 +107,50 @@ func BenchmarkDiffContention(b *testing.B) {
 				}
 				if len(r.Summary.Contention) == 0 {
 					b.Fatal("no contention change: the change did not land")
+				}
+			}
+		})
+	}
+}
+
+// changedGuarantee is src with the first team's guarantee of 8 lowered to
+// 7: the change make bench's diff reviews.
+func changedGuarantee(b *testing.B, src generator.Source) generator.Source {
+	changed := bytes.Replace(src.Data, []byte("guaranteed = 8\n"), []byte("guaranteed = 7\n"), 1)
+	if bytes.Equal(changed, src.Data) {
+		b.Fatal("no guaranteed = 8 to change")
+	}
+	return generator.Source{Path: src.Path, Data: changed}
+}
+
+// BenchmarkDiff times what tenancy diff does with a change to one team's
+// guarantee, in-process: read, check and render both sides side by side
+// (Prepared.RenderFields, as the command does), compare them and write the
+// text. Its ns/op is the command's wall-clock time less the process's
+// start-up, on as many cores as the benchmark has.
+func BenchmarkDiff(b *testing.B) {
+	for _, a := range contentionAgreements(b) {
+		opts := generator.Options{Backend: generator.Kueue}
+		new := changedGuarantee(b, a.src)
+		b.Run(a.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var sides [2]*generator.Result
+				var errs [2]error
+				var wg sync.WaitGroup
+				for i, src := range []generator.Source{a.src, new} {
+					wg.Go(func() { sides[i], errs[i] = generator.Prepare(src).RenderFields(opts) })
+				}
+				wg.Wait()
+				if err := errors.Join(errs[:]...); err != nil {
+					b.Fatal(err)
+				}
+				r, err := diff.Compare(diff.Side{Label: "old", Result: sides[0]}, diff.Side{Label: "new", Result: sides[1]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(diff.Text(r, false)) == 0 || r.Counts.Changed == 0 {
+					b.Fatal("no change: the change did not land")
 				}
 			}
 		})

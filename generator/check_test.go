@@ -76,6 +76,19 @@ func verdict(t *testing.T, warnings []generator.Diagnostic, err error) (failed b
 	return failed, diags
 }
 
+// resultVerdict is verdict of a rendering's result: its warnings when it
+// rendered.
+func resultVerdict(t *testing.T) func(*generator.Result, error) (bool, []string) {
+	return func(res *generator.Result, err error) (bool, []string) {
+		t.Helper()
+		var warnings []generator.Diagnostic
+		if res != nil {
+			warnings = res.Warnings
+		}
+		return verdict(t, warnings, err)
+	}
+}
+
 // TestCheckIsRenderWithoutOutput: for every agreement of the repository and
 // every fixture, and each backend, Check and Render give the same verdict and
 // the same diagnostics (severity, type, position, field path and message),
@@ -99,17 +112,20 @@ func TestCheckIsRenderWithoutOutput(t *testing.T) {
 			t.Run(path+"/"+name, func(t *testing.T) {
 				_, cw, cerr := generator.Check(part.Source, part.Options(opts))
 				checkFailed, checkDiags := verdict(t, cw, cerr)
-				res, rerr := generator.Render(part.Source, part.Options(opts))
-				var rw []generator.Diagnostic
-				if res != nil {
-					rw = res.Warnings
-				}
-				renderFailed, renderDiags := verdict(t, rw, rerr)
-				if checkFailed != renderFailed {
-					t.Errorf("Check failed = %v, Render failed = %v", checkFailed, renderFailed)
-				}
-				if diff := cmp.Diff(renderDiags, checkDiags); diff != "" {
-					t.Errorf("diagnostics (-render,+check):\n%s", diff)
+				renderFailed, renderDiags := resultVerdict(t)(generator.Render(part.Source, part.Options(opts)))
+				// diff's rendering (RenderFields) is Render's verdict too.
+				fieldsFailed, fieldsDiags := resultVerdict(t)(generator.Prepare(part.Source).RenderFields(part.Options(opts)))
+				for _, other := range []struct {
+					name   string
+					failed bool
+					diags  []string
+				}{{"Check", checkFailed, checkDiags}, {"RenderFields", fieldsFailed, fieldsDiags}} {
+					if other.failed != renderFailed {
+						t.Errorf("%s failed = %v, Render failed = %v", other.name, other.failed, renderFailed)
+					}
+					if diff := cmp.Diff(renderDiags, other.diags); diff != "" {
+						t.Errorf("diagnostics (-Render,+%s):\n%s", other.name, diff)
+					}
 				}
 				if want, ok := expected(t, path, name); ok {
 					if diff := cmp.Diff(want, checkDiags); diff != "" {

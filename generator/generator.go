@@ -112,6 +112,17 @@ func (p *Prepared) Parts() ([]string, error) { return p.pr.parts() }
 // Render is the package's Render of the prepared agreement.
 func (p *Prepared) Render(opts Options) (*Result, error) { return p.pr.render(opts) }
 
+// RenderFields is Render without writing the YAML, for a wrapper that
+// compares objects by their fields and shows the YAML of a few (diff): it
+// runs every step Render runs, the YAML checked as Check checks it
+// (encode.Check refuses what writing refuses), so it fails exactly where
+// Render fails, with the same diagnostics. The Result's Objects have no
+// YAML and its Manifests are nil; encode.YAML writes an object's YAML as
+// Render would have.
+func (p *Prepared) RenderFields(opts Options) (*Result, error) {
+	return p.pr.result(opts, checkYAML)
+}
+
 // Diagnostic is one problem in an agreement, with its position and field path.
 type Diagnostic = diag.Diagnostic
 

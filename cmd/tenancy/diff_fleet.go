@@ -32,7 +32,7 @@ func unreadableSides(e *env, oldSide, newSide diffSide, oldParts, newParts []str
 		if side.err == nil {
 			continue
 		}
-		_, err := side.prepared.Render(opts)
+		_, err := side.prepared.RenderFields(opts)
 		if err == nil || errors.Is(err, generator.ErrOptions) {
 			err = side.err
 		}

@@ -65,12 +65,7 @@ func init() {
 }
 
 func main() {
-	// A run is short and keeps nearly all it allocates until it writes, so
-	// the default collector only re-marks a growing heap: at 10,000 teams a
-	// quarter of the CPU for no lower peak memory. An explicit GOGC wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	setCollector(os.Args[1:], os.Getenv)
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tenancy:", err)
@@ -86,6 +81,31 @@ func main() {
 		stdinIsTerminal: isTerminal(os.Stdin),
 	}
 	os.Exit(run(e, os.Args[1:]))
+}
+
+// diffMemoryLimit is the heap tenancy diff grows to before its collector
+// runs: two renderings of 10,000 teams, which diff holds until it has
+// compared them, stay under it (a peak RSS of about 850 MB).
+const diffMemoryLimit = 1 << 30
+
+// setCollector tunes the garbage collector for the command args run. A run
+// is short and keeps nearly all it allocates until it writes, so the
+// default collector only re-marks a growing heap: at 10,000 teams a quarter
+// of the CPU for no lower peak memory. So it collects at 400% instead of
+// 100%, and diff, whose two renderings are all live until compared, not
+// at all below diffMemoryLimit (at 10,000 teams 0.4 s less CPU than at
+// 400%, for 850 instead of 700 MB). An explicit GOGC wins, and for diff
+// an explicit GOMEMLIMIT too.
+func setCollector(args []string, getenv func(string) string) {
+	if getenv("GOGC") != "" {
+		return
+	}
+	if len(args) > 0 && args[0] == "diff" && getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(diffMemoryLimit)
+		return
+	}
+	debug.SetGCPercent(400)
 }
 
 func isTerminal(f *os.File) bool {

@@ -11,12 +11,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tenancy-dev/tenancy/generator"
+	"github.com/tenancy-dev/tenancy/generator/encode"
 	"github.com/tenancy-dev/tenancy/generator/plan"
 )
 
@@ -160,73 +163,26 @@ func Compare(old, new Side) (*Report, error) {
 	}
 	// Empty lists, not nulls, in JSON: tools iterate without checking.
 	r := &Report{Old: old.Label, New: new.Label, Objects: []ObjectChange{}}
-	r.Summary = summarize(planOf(old.Result), planOf(new.Result), warningsOf(old.Result), warningsOf(new.Result))
-	contention, err := compareContention(old.Result, new.Result)
-	if err != nil {
-		return nil, fmt.Errorf("contention: %w", err)
+	// The summary reads the plans and the objects' comparison the objects,
+	// so on two cores they run side by side; a failure of the summary is
+	// reported first, as when it ran first.
+	var summaryErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { summaryErr = r.summarize(old.Result, new.Result) })
+	oldObjs, objErr := r.compareObjects(old.Result, new.Result)
+	wg.Wait()
+	if summaryErr != nil {
+		return nil, summaryErr
 	}
-	r.Summary.Contention = contention
-	r.Summary.Pools = comparePools(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), backendOf(old.Result, new.Result))
-	outcomeApprovals(orEmptyPlan(planOf(old.Result)), orEmptyPlan(planOf(new.Result)), &r.Summary)
-
-	oldObjs, oldKeys, err := index(old.Result)
-	if err != nil {
-		return nil, fmt.Errorf("old side: %w", err)
-	}
-	newObjs, newKeys, err := index(new.Result)
-	if err != nil {
-		return nil, fmt.Errorf("new side: %w", err)
-	}
-	for _, k := range mergeOrder(oldKeys, newKeys) {
-		a, inOld := oldObjs[k]
-		b, inNew := newObjs[k]
-		c := ObjectChange{ObjectKey: k}
-		switch {
-		case !inOld:
-			if err := b.check(); err != nil {
-				return nil, fmt.Errorf("new side: object %s: %w", k, err)
-			}
-			c.Op = Added
-			c.Unified = unified(k, nil, b.yaml)
-			r.Counts.Added++
-		case !inNew:
-			if err := a.check(); err != nil {
-				return nil, fmt.Errorf("old side: object %s: %w", k, err)
-			}
-			c.Op = Removed
-			c.Unified = unified(k, a.yaml, nil)
-			r.Counts.Removed++
-		case bytes.Equal(a.yaml, b.yaml) && sameFields(a.raw, b.raw):
-			// Unchanged, without normalizing: most objects of a
-			// change to one team are (10,000 teams: half a second).
-			r.Counts.Unchanged++
-			continue
-		default:
-			af, err := normalize(a.raw)
-			if err != nil {
-				return nil, fmt.Errorf("old side: object %s: %w", k, err)
-			}
-			bf, err := normalize(b.raw)
-			if err != nil {
-				return nil, fmt.Errorf("new side: object %s: %w", k, err)
-			}
-			c.Fields = compareFields(af, bf)
-			if len(c.Fields) == 0 && bytes.Equal(a.yaml, b.yaml) {
-				r.Counts.Unchanged++
-				continue
-			}
-			c.Op = Changed
-			c.Unified = unified(k, a.yaml, b.yaml)
-			r.Counts.Changed++
-		}
-		r.Objects = append(r.Objects, c)
+	if objErr != nil {
+		return nil, objErr
 	}
 	for _, o := range r.Objects {
 		if o.Op == Removed && o.APIVersion == "v1" && o.Kind == "Namespace" {
 			r.Summary.RemovedNamespaces = append(r.Summary.RemovedNamespaces, o.Name)
 			// What Argo CD does with it is what the old side told it:
 			// the guardrails' sync options on the Namespace.
-			fields, _ := normalize(oldObjs[o.ObjectKey].raw) // checked above
+			fields, _ := normalize(oldObjs[o.ObjectKey].Fields) // checked above
 			if opts := syncOptions(fields); opts != "" {
 				if r.Summary.NamespaceSyncOptions == nil {
 					r.Summary.NamespaceSyncOptions = map[string]string{}
@@ -239,23 +195,197 @@ func Compare(old, new Side) (*Report, error) {
 	return r, nil
 }
 
+// summarize sets the report's summary: what the change does to each team,
+// flavor and pool, under contention, and whose approval it needs.
+func (r *Report) summarize(old, new *generator.Result) error {
+	r.Summary = summarize(planOf(old), planOf(new), warningsOf(old), warningsOf(new))
+	contention, err := compareContention(old, new)
+	if err != nil {
+		return fmt.Errorf("contention: %w", err)
+	}
+	r.Summary.Contention = contention
+	r.Summary.Pools = comparePools(orEmptyPlan(planOf(old)), orEmptyPlan(planOf(new)), backendOf(old, new))
+	outcomeApprovals(orEmptyPlan(planOf(old)), orEmptyPlan(planOf(new)), &r.Summary)
+	return nil
+}
+
+// compareObjects sets the report's objects and counts: each object added,
+// removed or changed, in mergeOrder. It returns the old side's objects by
+// identity.
+func (r *Report) compareObjects(old, new *generator.Result) (map[ObjectKey]indexed, error) {
+	var oldObjs, newObjs map[ObjectKey]indexed
+	var oldKeys, newKeys []ObjectKey
+	var oldErr, newErr error
+	bothSides(func() { oldObjs, oldKeys, oldErr = index(old) }, func() { newObjs, newKeys, newErr = index(new) })
+	if oldErr != nil {
+		return nil, fmt.Errorf("old side: %w", oldErr)
+	}
+	if newErr != nil {
+		return nil, fmt.Errorf("new side: %w", newErr)
+	}
+	keys, pair := mergeOrder(oldKeys, newKeys), byKey(oldObjs, newObjs)
+	if slices.Equal(oldKeys, newKeys) {
+		// The same objects in the same order (most changes: the
+		// identities are unique, index said, so mergeOrder gives them
+		// as they are): paired by position, without looking each up.
+		keys, pair = newKeys, byPosition(old, new)
+	}
+	unchanged := unchangedObjects(keys, pair)
+	for i, k := range keys {
+		a, inOld, b, inNew := pair(i, k)
+		c := ObjectChange{ObjectKey: k}
+		switch {
+		case !inOld:
+			by, err := b.shown()
+			if err != nil {
+				return nil, fmt.Errorf("new side: object %s: %w", k, err)
+			}
+			c.Op = Added
+			c.Unified = unified(k, nil, by)
+			r.Counts.Added++
+		case !inNew:
+			ay, err := a.shown()
+			if err != nil {
+				return nil, fmt.Errorf("old side: object %s: %w", k, err)
+			}
+			c.Op = Removed
+			c.Unified = unified(k, ay, nil)
+			r.Counts.Removed++
+		case unchanged[i]:
+			r.Counts.Unchanged++
+			continue
+		default:
+			af, err := normalize(a.Fields)
+			if err != nil {
+				return nil, fmt.Errorf("old side: object %s: %w", k, err)
+			}
+			bf, err := normalize(b.Fields)
+			if err != nil {
+				return nil, fmt.Errorf("new side: object %s: %w", k, err)
+			}
+			ay, err := a.yaml()
+			if err != nil {
+				return nil, fmt.Errorf("old side: object %s: %w", k, err)
+			}
+			by, err := b.yaml()
+			if err != nil {
+				return nil, fmt.Errorf("new side: object %s: %w", k, err)
+			}
+			c.Fields = compareFields(af, bf)
+			if len(c.Fields) == 0 && bytes.Equal(ay, by) {
+				r.Counts.Unchanged++
+				continue
+			}
+			c.Op = Changed
+			c.Unified = unified(k, ay, by)
+			r.Counts.Changed++
+		}
+		r.Objects = append(r.Objects, c)
+	}
+	return oldObjs, nil
+}
+
+// pairing returns the objects of the i-th key of the merged order, k, on
+// each side, and whether each side has one.
+type pairing func(i int, k ObjectKey) (old indexed, inOld bool, new indexed, inNew bool)
+
+// byKey pairs the objects of two sides by identity.
+func byKey(old, new map[ObjectKey]indexed) pairing {
+	return func(_ int, k ObjectKey) (indexed, bool, indexed, bool) {
+		a, inOld := old[k]
+		b, inNew := new[k]
+		return a, inOld, b, inNew
+	}
+}
+
+// byPosition pairs the i-th objects of two renderings whose identities are
+// the same, in the same order.
+func byPosition(old, new *generator.Result) pairing {
+	return func(i int, _ ObjectKey) (indexed, bool, indexed, bool) {
+		return indexed{old.Objects[i]}, true, indexed{new.Objects[i]}, true
+	}
+}
+
+// unchangedObjects says, for each key, whether the object is on both sides
+// with the same plain fields (sameFields) and YAML (sameYAML): unchanged
+// without normalizing or writing YAML, which most objects of a change to
+// one team are (10,000 teams: half a second to normalize, a fifth to
+// write). The keys are split among the cores: each answer reads the two
+// sides' objects only.
+func unchangedObjects(keys []ObjectKey, pair pairing) []bool {
+	out := make([]bool, len(keys))
+	chunks := min(runtime.GOMAXPROCS(0), len(keys)/minChunk+1)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		lo, hi := c*len(keys)/chunks, (c+1)*len(keys)/chunks
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				a, inOld, b, inNew := pair(i, keys[i])
+				out[i] = inOld && inNew && sameFields(a.Fields, b.Fields) && a.sameYAML(b)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// minChunk is the fewest objects worth a goroutine of their own.
+const minChunk = 1024
+
+// bothSides runs the two sides' work at once.
+func bothSides(old, new func()) {
+	var wg sync.WaitGroup
+	wg.Go(old)
+	new()
+	wg.Wait()
+}
+
 // indexed is one rendered object: its fields as rendered (normalize gives
-// them as compared) and its YAML.
-type indexed struct {
-	raw  map[string]any
-	yaml []byte
+// them as compared), and its YAML when the rendering wrote it.
+type indexed struct{ generator.Object }
+
+// yaml is the object's YAML: as the rendering wrote it (Render), else
+// written now as Render would have (encode.YAML), for a rendering that
+// checked its YAML without writing it (RenderFields) and whose objects
+// diff shows only where they differ.
+func (x indexed) yaml() ([]byte, error) {
+	if x.YAML != nil {
+		return x.YAML, nil
+	}
+	return encode.YAML(x.Object)
 }
 
-// check says whether the object's fields normalize: an added or removed
-// object is shown by its YAML alone, but fields JSON cannot hold are an
-// error on any object, as they were when every object was normalized.
-func (x indexed) check() error {
-	_, err := normalize(x.raw)
-	return err
+// shown is the YAML of an added or removed object, which its unified diff
+// shows alone: fields JSON cannot hold are an error on any object, as
+// they were when every object was normalized.
+func (x indexed) shown() ([]byte, error) {
+	if _, err := normalize(x.Fields); err != nil {
+		return nil, err
+	}
+	return x.yaml()
 }
 
-// sameFields reports whether a and b normalize to equal values, for
-// content whose normalization is plain (normalized): false sends the pair
+// sameYAML reports whether two objects whose fields are the same plain
+// content (sameFields) have the same YAML. Without a YAML written on
+// either side it is true, not compared: encode writes an object's YAML
+// from its fields alone (the keys sorted, each value by its dynamic
+// type), and sameFields holds only for values of the same types and
+// contents (a nil map or list only for a nil one), so both would write the
+// same bytes. A rendering's objects all carry YAML (Render) or none
+// (RenderFields); given on both sides, it is compared, as the rendering
+// wrote it.
+func (x indexed) sameYAML(y indexed) bool {
+	if x.YAML == nil || y.YAML == nil {
+		return true
+	}
+	return bytes.Equal(x.YAML, y.YAML)
+}
+
+// sameFields reports whether a and b are the same plain content: maps,
+// lists, strings, int64s, bools and nils, of the same types and values.
+// Such values normalize without error to one value and write one YAML, so
+// the object is unchanged; a string need not be UTF-8 for that (JSON
+// replaces what is not, the same way on both sides). False sends the pair
 // to normalize and compareFields, which decide.
 func sameFields(a, b any) bool {
 	switch x := a.(type) {
@@ -268,7 +398,7 @@ func sameFields(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !utf8.ValidString(k) || !sameFields(v, w) {
+			if !ok || !sameFields(v, w) {
 				return false
 			}
 		}
@@ -286,7 +416,7 @@ func sameFields(a, b any) bool {
 		return true
 	case string:
 		y, ok := b.(string)
-		return ok && x == y && utf8.ValidString(x)
+		return ok && x == y
 	case int64:
 		y, ok := b.(int64)
 		return ok && x == y
@@ -314,7 +444,7 @@ func index(r *generator.Result) (map[ObjectKey]indexed, []ObjectKey, error) {
 		if _, dup := m[k]; dup {
 			return nil, nil, fmt.Errorf("object %s rendered twice", k)
 		}
-		m[k] = indexed{raw: o.Fields, yaml: o.YAML}
+		m[k] = indexed{o}
 		ks[i] = k
 	}
 	return m, ks, nil

@@ -40,3 +40,26 @@ func TestNormalizeIsTheJSONRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestSameFieldsNeedNotBeUTF8 holds an object whose strings and keys are
+// not UTF-8 unchanged when both sides have it, by sameFields alone, as
+// normalizing both sides says.
+func TestSameFieldsNeedNotBeUTF8(t *testing.T) {
+	fields := func() map[string]any {
+		return map[string]any{"a\xffb": "s", "m": map[string]any{"s": "a\xffb", "l": []any{"c\xfe", int64(1), true, nil}}}
+	}
+	if !sameFields(fields(), fields()) {
+		t.Fatal("sameFields is false for two copies of one object")
+	}
+	a, err := normalize(fields())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := normalize(fields())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes := compareFields(a, b); len(changes) > 0 {
+		t.Errorf("normalized, the copies differ: %v", changes)
+	}
+}

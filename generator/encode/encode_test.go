@@ -1,7 +1,9 @@
 package encode_test
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -442,6 +444,12 @@ func TestCheckIsWriteWithoutYAML(t *testing.T) {
 		"key too long once quoted":      {object("Thing", "", "a", map[string]any{quotedLong: "v"})},
 		"key too long before its value": {object("Thing", "", "a", map[string]any{long: 7})},
 		"the second object":             {object("Thing", "", "a", map[string]any{"v": "ok"}), object("Other", "ns", "b", map[string]any{"v": uint(1)})},
+		// Check does not write keys of at most 255 bytes: quoted, a byte
+		// takes at most 4 (\x00), so 255 of them fit in 1024.
+		"fine: the longest key Check does not write": {object("Thing", "", "a", map[string]any{strings.Repeat("\x00", 255): "v"})},
+		"key of 256 escaped bytes":                   {object("Thing", "", "a", map[string]any{strings.Repeat("\x00", 256): "v"})},
+		"key of 256 invalid bytes":                   {object("Thing", "", "a", map[string]any{strings.Repeat("\xff", 256): "v"})},
+		"fine: 256 bytes, short once quoted":         {object("Thing", "", "a", map[string]any{"1" + strings.Repeat("k", 255): "v"})},
 	}
 	errString := func(err error) string {
 		if err == nil {
@@ -452,12 +460,25 @@ func TestCheckIsWriteWithoutYAML(t *testing.T) {
 	for name, objs := range tests {
 		t.Run(name, func(t *testing.T) {
 			checked := errString(encode.Check(objs))
-			_, _, err := encode.Write(objs)
+			written, _, err := encode.Write(slices.Clone(objs))
 			if diff := cmp.Diff(errString(err), checked); diff != "" {
 				t.Errorf("Check's error (-Write's,+Check's):\n%s", diff)
 			}
-			if (err == nil) != (name == "fine") {
+			if (err == nil) != strings.HasPrefix(name, "fine") {
 				t.Errorf("Write's error %v: the case does not test what it says", err)
+			}
+			// YAML writes one object as Write does, and refuses it alike.
+			for i, o := range objs {
+				y, err := encode.YAML(o)
+				if err != nil {
+					if written != nil || !strings.Contains(checked, err.Error()) {
+						t.Errorf("YAML of object %d: %v; Write said %q", i, err, checked)
+					}
+					continue
+				}
+				if written != nil && !bytes.Equal(y, written[i].YAML) {
+					t.Errorf("YAML of object %d:\n%s\nWrite's:\n%s", i, y, written[i].YAML)
+				}
 			}
 		})
 	}
