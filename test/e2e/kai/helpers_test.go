@@ -84,17 +84,11 @@ func find(t *testing.T, objs []*obj, kind, name string) *obj {
 	return nil
 }
 
-// useAgreement makes objs the cluster's agreement: every workload goes,
-// objs are applied server-side, and the tenancy-managed objects objs no
-// longer holds are deleted, as a change of the agreement would.
-func useAgreement(t *testing.T, objs []*obj) {
-	t.Helper()
-	cluster().UseAgreement(t, objs)
-	waitPolicyData(t, objs)
-}
-
-// applyAgreement is useAgreement after clearWorkloads: the check cleared the
-// workloads already (before it changed the Nodes).
+// applyAgreement makes objs the cluster's agreement once the check has
+// cleared the workloads (clearWorkloads, before it changes the Nodes): objs
+// are applied server-side, the tenancy-managed objects objs no longer holds
+// are deleted, as a change of the agreement would, and it returns once the
+// API server checks against objs' policy data.
 func applyAgreement(t *testing.T, objs []*obj) {
 	t.Helper()
 	cluster().ApplyAgreement(t, objs)
