@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -136,12 +135,9 @@ func deleteMade(t *testing.T, u *probe.TeamAdmin) {
 }
 
 // waitPoliciesEnforced waits until the API server enforces the rendered
-// policies (its admission plugin picks them up from an informer), and
-// starts the policy type checker (controlplane.TypeCheckPolicies), whose
-// verdict on every policy the check reads when it ends, after its probes:
-// a warning there is a CEL expression that refers to a field or function
-// that does not exist. The type check takes seconds of CPU per matched
-// kind, so it runs beside the probes rather than before them.
+// policies (its admission plugin picks them up from an informer), and has
+// the policy type checker's verdict on each read when the check ends
+// (probe.TypeCheckAtEnd).
 func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt) {
 	t.Helper()
 	policies := byKind(objs, "ValidatingAdmissionPolicy")
@@ -152,25 +148,11 @@ func waitPoliciesEnforced(t *testing.T, objs []*unstructuredObj, p probe.Attempt
 		err := p.Create(ctx)
 		return err != nil, fmt.Sprintf("%s still let through", p.What)
 	})
-	stop, err := env.cp.TypeCheckPolicies(ctxFor(t))
-	if err != nil {
-		t.Fatalf("start the policy type checker: %v", err)
+	var names []string
+	for _, pol := range policies {
+		names = append(names, pol.GetName())
 	}
-	t.Cleanup(func() {
-		defer stop()
-		for _, pol := range policies {
-			// The type check of a policy takes a few seconds alone, over
-			// 30 s while make e2e's other suites keep both cores busy: the
-			// wait is a bound, not a delay.
-			waits.UntilWithin(t, ctxFor(t), 2*time.Minute, "policy "+pol.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
-				done, warnings, why := probe.TypeChecked(ctx, env.cp.Dynamic, pol.GetName())
-				for _, w := range warnings {
-					t.Errorf("policy %s: the API server's type check warns: %v", pol.GetName(), w)
-				}
-				return done, why
-			})
-		}
-	})
+	probe.TypeCheckAtEnd(t, env.cp, waits, names)
 }
 
 // waitParams waits until the API server answers a as the agreement's data

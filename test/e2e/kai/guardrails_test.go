@@ -529,12 +529,9 @@ func TestKAIGuardrails(t *testing.T) {
 }
 
 // waitGuardrails waits until the API server enforces the render's queue
-// policy for u (it picks policies up from an informer), and starts the
-// policy type checker (controlplane.TypeCheckPolicies), whose verdict on
-// every policy of objs the check reads when it ends, after its probes: a
-// warning there is a CEL expression that refers to a field or function
-// that does not exist. The type check takes seconds of CPU per matched
-// kind, so it runs beside the probes rather than before them.
+// policy for u (it picks policies up from an informer), and has the policy
+// type checker's verdict on every policy of objs read when the check ends
+// (probe.TypeCheckAtEnd).
 func waitGuardrails(t *testing.T, objs []*obj, u *probe.TeamAdmin) {
 	t.Helper()
 	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: training.podSpec()}
@@ -542,31 +539,16 @@ func waitGuardrails(t *testing.T, objs []*obj, u *probe.TeamAdmin) {
 		_, err := u.Kube.CoreV1().Pods(u.NS).Create(ctx, bare, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err != nil && strings.Contains(err.Error(), "add the label kai.scheduler/queue: "+u.NS), fmt.Sprint(err)
 	})
-	var policies []*obj
+	var policies []string
 	for _, o := range objs {
 		if o.GetKind() == "ValidatingAdmissionPolicy" {
-			policies = append(policies, o)
+			policies = append(policies, o.GetName())
 		}
 	}
 	if len(policies) == 0 {
 		t.Fatal("the render has no ValidatingAdmissionPolicy")
 	}
-	stop, err := env.cp.TypeCheckPolicies(ctxFor(t))
-	if err != nil {
-		t.Fatalf("start the policy type checker: %v", err)
-	}
-	t.Cleanup(func() {
-		defer stop()
-		for _, o := range policies {
-			waitFor(t, "policy "+o.GetName()+" type-checked", func(ctx context.Context) (bool, string) {
-				done, warnings, why := probe.TypeChecked(ctx, env.cp.Dynamic, o.GetName())
-				for _, w := range warnings {
-					t.Errorf("policy %s: the API server's type check warns: %v", o.GetName(), w)
-				}
-				return done, why
-			})
-		}
-	})
+	probe.TypeCheckAtEnd(t, env.cp, waits, policies)
 }
 
 // asksForGPUs reports whether one of p's containers asks for an nvidia.com/

@@ -340,18 +340,16 @@ func waitBoundAll(t *testing.T, want ...bound) {
 		names = append(names, fmt.Sprintf("more than %d pods %s* bound in %s", w.n, w.prefix, w.ns))
 	}
 	never(t, strings.Join(names, ", or "), func(ctx context.Context) (bool, string) {
-		var saw []string
-		for _, w := range want {
-			c, err := countPods(ctx, w.ns, w.prefix)
-			if err != nil {
-				return false, err.Error()
-			}
-			saw = append(saw, fmt.Sprintf("%s %s*: %s", w.ns, w.prefix, c))
-			if c.bound > w.n {
-				return true, strings.Join(saw, "; ")
+		n, saw, err := boundCounts(ctx, want)
+		if err != nil {
+			return false, err.Error()
+		}
+		for i, w := range want {
+			if n[i] > w.n {
+				return true, saw
 			}
 		}
-		return false, strings.Join(saw, "; ")
+		return false, saw
 	})
 }
 
@@ -371,18 +369,32 @@ func reachedAll(t *testing.T, want ...bound) {
 		names = append(names, fmt.Sprintf("%d pods %s* bound in %s", w.n, w.prefix, w.ns))
 	}
 	waitFor(t, strings.Join(names, ", "), func(ctx context.Context) (bool, string) {
-		ok := true
-		var saw []string
-		for _, w := range want {
-			c, err := countPods(ctx, w.ns, w.prefix)
-			if err != nil {
-				return false, err.Error()
-			}
-			saw = append(saw, fmt.Sprintf("%s %s*: %s", w.ns, w.prefix, c))
-			ok = ok && c.bound == w.n
+		n, saw, err := boundCounts(ctx, want)
+		if err != nil {
+			return false, err.Error()
 		}
-		return ok, strings.Join(saw, "; ")
+		for i, w := range want {
+			if n[i] != w.n {
+				return false, saw
+			}
+		}
+		return true, saw
 	})
+}
+
+// boundCounts counts the bound pods of each of want, and says what it saw
+// of each.
+func boundCounts(ctx context.Context, want []bound) (n []int, saw string, err error) {
+	var seen []string
+	for _, w := range want {
+		c, err := countPods(ctx, w.ns, w.prefix)
+		if err != nil {
+			return nil, "", err
+		}
+		n = append(n, c.bound)
+		seen = append(seen, fmt.Sprintf("%s %s*: %s", w.ns, w.prefix, c))
+	}
+	return n, strings.Join(seen, "; "), nil
 }
 
 // waits is how the checks wait (internal/await), failing with the pods and
